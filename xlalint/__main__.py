@@ -1,0 +1,3 @@
+from xlalint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""One run: files -> worker traces -> op graphs -> rules -> findings at user lines."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+
+from xlalint.checks import RULES, Context, run_checks
+from xlalint.opgraph import OpGraph
+from xlalint.results import Entry, FileError, Finding, Report
+from xlalint.sourcemap import Location, column, locate
+from xlalint.support import load_support
+from xlalint.worker_client import WorkerError, run_worker
+
+MENTIONS_TF = re.compile(r"\b(tensorflow|keras|tf_keras)\b")
+SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox"})
+NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
+                 "(or a zero-argument build_model() returning one), or name a function with specs: "
+                 "`xlalint FILE::fn --spec \"float32[8,16]\"`")
+
+
+@dataclass
+class Options:
+    device: str = "gpu"
+    timeout: float = 120.0
+    select: tuple[str, ...] | None = None  # rule codes to run; None for all
+    targets: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)  # path -> name -> specs
+
+
+def display_path(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
+    """Python files to check: the given files, and every ``.py`` under given directories."""
+    files, errors = [], []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+                files.extend(os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
+        elif os.path.isfile(path):
+            files.append(path)
+        else:
+            errors.append(FileError(display_path(path), "no such file or directory"))
+    return [os.path.abspath(f) for f in dict.fromkeys(files)], errors
+
+
+def _precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
+    """``(error, skip)`` from reading and parsing the file without running it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except UnicodeDecodeError as error:
+        return f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})", False
+    except OSError as error:
+        return f"cannot read the file: {error.strerror}", False
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as error:
+        return f"syntax error at line {error.lineno}: {error.msg}", False
+    if not MENTIONS_TF.search(source):
+        return ("no TensorFlow in this file: nothing to check", False) if explicit else (None, True)
+    return None, False
+
+
+def _findings_for_entry(raw: dict, path: str, support, options: Options) -> list[Finding]:
+    graph = OpGraph(raw["graph"])
+    ctx = Context(support, options.device, raw["name"], tuple(raw.get("signature") or ()))
+    fallback = Location(path, raw["line"])
+    findings = {}
+    for hit in run_checks(graph, ctx, options.select):
+        rule = RULES[hit.code]
+        node = graph.node(hit.node) if hit.node else None
+        where = locate(graph, node, fallback) if node else fallback
+        message = f"{hit.message} ({where.note})" if where.note else hit.message
+        finding = Finding(
+            code=hit.code, name=rule.name, severity=rule.severity, message=message, hint=hit.hint,
+            path=display_path(where.path), line=where.line, col=column(where.path, where.line, hit.api),
+            entry=raw["name"], op_type=node["type"] if node else None, op_name=node["name"] if node else None,
+        )
+        findings.setdefault((finding.code, finding.path, finding.line, finding.op_type, finding.message), finding)
+    return list(findings.values())
+
+
+def analyze(paths: list[str], options: Options) -> Report:
+    """Check ``paths``; per-file problems become ``report.errors``, never exceptions."""
+    report = Report(device=options.device)
+    files, report.errors = collect_files(paths)
+    explicit = {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets)
+    requests = []
+    for path in files:
+        error, skip = _precheck(path, path in explicit)
+        if error:
+            report.errors.append(FileError(display_path(path), error))
+        elif not skip:
+            targets = options.targets.get(path, {})
+            requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()]})
+    if not requests:
+        return report
+    try:
+        traced = run_worker(requests, options.timeout)
+    except WorkerError as error:
+        message = str(error)
+        if "No module named 'tensorflow'" in message:
+            message = "TensorFlow is not installed: `pip install 'xlalint[tf]'` (or your own TensorFlow build)"
+        report.errors.extend(FileError(display_path(r["path"]), message) for r in requests)
+        return report
+    report.tensorflow = traced.tensorflow
+    support = load_support(traced.tensorflow)
+    for request in requests:
+        _collect_file(report, traced.files[request["path"]], support, options)
+    return report
+
+
+def _collect_file(report: Report, result: dict, support, options: Options) -> None:
+    path = display_path(result["path"])
+    if result["error"]:
+        report.errors.append(FileError(path, result["error"]))
+        return
+    if not result["entries"]:
+        report.errors.append(FileError(path, NOTHING_FOUND))
+        return
+    for raw in result["entries"]:
+        if raw["graph"] is None:
+            report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"]))
+            continue
+        findings = _findings_for_entry(raw, result["path"], support, options)
+        blocked = any(f.severity == "error" for f in findings)
+        report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible"))
+        report.findings.extend(findings)

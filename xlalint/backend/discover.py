@@ -1,0 +1,212 @@
+"""Find what to trace in an imported user module, and trace it.
+
+An entry is a module-level ``tf.function`` with an ``input_signature``, a
+``tf.function`` method (with signature) of a module-level ``tf.Module`` or Keras
+object, a module-level Keras model, a zero-argument function that builds a Keras
+model, or anything named on the command line together with specs.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from dataclasses import dataclass, field
+
+import keras
+import tensorflow as tf
+
+from xlalint.specs import Spec
+
+_BUILDER_NAME = re.compile(r"^((build|make|create|get|new)_?\w*model\w*|model_fn)$", re.IGNORECASE)
+
+
+@dataclass
+class Candidate:
+    """Something traceable, or a reason why it is not."""
+
+    name: str
+    line: int
+    kind: str
+    trace: object = None  # () -> (concrete_function, num_args); None when not traceable
+    reason: str | None = None
+    jit_compile: bool | None = None
+    signature: list = field(default_factory=list)
+
+
+def _module_level_lines(source: str) -> dict[str, int]:
+    """Line of each module-level def, class or assignment (``def`` line, not decorator)."""
+    lines: dict[str, int] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            lines[node.name] = node.lineno
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        lines.setdefault(name.id, node.lineno)
+    return lines
+
+
+def _tensor_spec(spec: Spec) -> tf.TensorSpec:
+    return tf.TensorSpec(spec.shape, tf.as_dtype(spec.dtype))
+
+
+def _spec_json(spec) -> dict:
+    shape = None if spec.shape.rank is None else spec.shape.as_list()
+    return {"dtype": spec.dtype.name, "shape": shape}
+
+
+def _is_tf_function(obj) -> bool:
+    return isinstance(obj, tf.types.experimental.GenericFunction)
+
+
+def _def_line(fn, default: int) -> int:
+    try:
+        source, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return default
+    for offset, text in enumerate(source):
+        if text.lstrip().startswith(("def ", "async def ")):
+            return start + offset
+    return start
+
+
+def _function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> Candidate:
+    """A tf.function or plain function; specs from the command line win over a signature."""
+    is_tf = _is_tf_function(fn)
+    jit = getattr(fn, "_jit_compile", None) if is_tf else None
+    python_fn = getattr(fn, "python_function", fn)
+    line = _def_line(python_fn, line)
+    if specs is not None:
+        tensor_specs = [_tensor_spec(s) for s in specs]
+        traced = fn if is_tf else tf.function(fn)
+        return Candidate(
+            name, line, "function",
+            trace=lambda: (traced.get_concrete_function(*tensor_specs), len(tensor_specs)),
+            jit_compile=jit, signature=[_spec_json(s) for s in tensor_specs],
+        )
+    signature = getattr(fn, "input_signature", None) if is_tf else None
+    if signature is None:
+        what = "tf.function" if is_tf else "function"
+        return Candidate(
+            name, line, "function", jit_compile=jit,
+            reason=f"{what} `{name}` has no input_signature: add input_signature=[tf.TensorSpec(...)] "
+            f"or name it with specs, e.g. `xlalint FILE::{name} --spec \"float32[8,16]\"`",
+        )
+    flat = tf.nest.flatten(signature)
+    return Candidate(
+        name, line, "function",
+        trace=lambda: (fn.get_concrete_function(), len(flat)),
+        jit_compile=jit, signature=[_spec_json(s) for s in flat],
+    )
+
+
+def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Candidate:
+    """Forward pass of a Keras model (``training=False``) from its inputs or given specs."""
+    if specs is not None:
+        tensor_specs = [_tensor_spec(s) for s in specs]
+    else:
+        try:
+            inputs = model.inputs
+        except (AttributeError, ValueError):
+            inputs = None
+        if not inputs:
+            return Candidate(
+                name, line, "keras-model",
+                reason=f"Keras model `{name}` has no known inputs (subclassed and not built): "
+                f"give specs, e.g. `xlalint FILE::{name} --spec \"float32[8,32]\"`",
+            )
+        tensor_specs = [tf.TensorSpec(t.shape, t.dtype, name=getattr(t, "name", None)) for t in inputs]
+
+    def forward(*xs):
+        return model(xs[0] if len(xs) == 1 else list(xs), training=False)
+
+    return Candidate(
+        name, line, "keras-model",
+        trace=lambda: (tf.function(forward).get_concrete_function(*tensor_specs), len(tensor_specs)),
+        signature=[_spec_json(s) for s in tensor_specs],
+    )
+
+
+def _method_candidates(name: str, obj, line: int) -> list[Candidate]:
+    found = []
+    for attr in sorted(vars(type(obj))):
+        method = getattr(type(obj), attr, None)
+        if _is_tf_function(method) and getattr(method, "input_signature", None) is not None:
+            found.append(_function_candidate(f"{name}.{attr}", getattr(obj, attr), line, None))
+    return found
+
+
+def _builds_model(fn) -> bool:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+           for p in signature.parameters.values()):
+        return False
+    annotation = signature.return_annotation
+    if annotation is not signature.empty:
+        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+        return text.rsplit(".", 1)[-1] in ("Model", "Sequential", "Functional")
+    return bool(_BUILDER_NAME.match(fn.__name__))
+
+
+def _builder_candidate(name: str, fn, line: int) -> Candidate:
+    try:
+        model = fn()
+    except Exception as error:  # the user's builder: any failure is a finding, not a crash
+        return Candidate(name, line, "keras-builder", reason=f"`{name}()` raised {type(error).__name__}: {error}")
+    if not isinstance(model, keras.Model):
+        return Candidate(name, line, "keras-builder", reason=f"`{name}()` did not return a Keras model")
+    candidate = _model_candidate(name, model, line, None)
+    candidate.kind = "keras-builder"
+    return candidate
+
+
+def _resolve(module, dotted: str):
+    obj = module
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def discover(module, source: str, targets: dict[str, list[Spec] | None]) -> list[Candidate]:
+    """Entries of ``module``; only the named ``targets`` when any are given."""
+    lines = _module_level_lines(source)
+    if targets:
+        found = []
+        for name, specs in targets.items():
+            line = lines.get(name.split(".")[0], 1)
+            try:
+                obj = _resolve(module, name)
+            except AttributeError:
+                found.append(Candidate(name, line, "function", reason=f"`{name}` is not defined in this file"))
+                continue
+            if isinstance(obj, keras.Model):
+                found.append(_model_candidate(name, obj, line, specs))
+            elif not specs and inspect.isfunction(obj) and _builds_model(obj):
+                found.append(_builder_candidate(name, obj, line))
+            elif callable(obj):
+                found.append(_function_candidate(name, obj, line, specs))
+            else:
+                found.append(Candidate(name, line, "function", reason=f"`{name}` is not a function or model"))
+        return found
+
+    found = []
+    for name, line in lines.items():
+        obj = getattr(module, name, None)
+        if obj is None or inspect.ismodule(obj) or inspect.isclass(obj):
+            continue
+        if _is_tf_function(obj):
+            found.append(_function_candidate(name, obj, line, None))
+        elif isinstance(obj, keras.Model):
+            found.append(_model_candidate(name, obj, line, None))
+            found.extend(_method_candidates(name, obj, line))
+        elif isinstance(obj, tf.Module):
+            found.extend(_method_candidates(name, obj, line))
+        elif inspect.isfunction(obj) and obj.__module__ == module.__name__ and _builds_model(obj):
+            found.append(_builder_candidate(name, obj, line))
+    return found

@@ -1,0 +1,45 @@
+"""Tell the user's own source frames from library and generated ones."""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import sysconfig
+
+import xlalint
+
+_LIBRARY_ROOTS = tuple(
+    sorted(
+        {
+            os.path.realpath(p) + os.sep
+            for p in [
+                sys.prefix,
+                sys.base_prefix,
+                sys.exec_prefix,
+                *site.getsitepackages(),
+                site.getusersitepackages(),
+                sysconfig.get_paths()["stdlib"],
+                os.path.dirname(xlalint.__file__),
+            ]
+            if p
+        }
+    )
+)
+
+
+def is_user_file(filename: str) -> bool:
+    """True for a real source file outside Python, site-packages and xlalint."""
+    if not filename or filename.startswith("<") or "__autograph_generated_file" in filename:
+        return False
+    real = os.path.realpath(filename)
+    return not real.startswith(_LIBRARY_ROOTS) and os.path.isfile(real)
+
+
+def user_frames(frames) -> list[list]:
+    """``[[file, line, function], ...]`` of the user frames, outermost first."""
+    return [
+        [os.path.realpath(f.filename), f.lineno, getattr(f, "name", "")]
+        for f in frames
+        if is_user_file(f.filename)
+    ]

@@ -1,0 +1,80 @@
+"""Record where Keras layers are built and which graph ops each layer call makes.
+
+Ops of a functional model carry only the ``model(x)`` line in their traceback.
+Installing these hooks before the user's module is imported gives each op the
+layer that made it and the user line that constructed that layer.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from dataclasses import dataclass
+
+from xlalint.backend.frames import is_user_file, user_frames
+
+
+@dataclass(frozen=True)
+class LayerSite:
+    name: str
+    cls: str
+    file: str
+    line: int
+    user_code: bool  # the layer runs the user's own code (a Lambda or a layer class of theirs)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "class": self.cls, "file": self.file, "line": self.line,
+                "user_code": self.user_code}
+
+
+def _runs_user_code(layer) -> bool:
+    import keras
+
+    if isinstance(layer, keras.layers.Lambda):
+        return True
+    try:
+        return is_user_file(inspect.getsourcefile(type(layer)) or "")
+    except TypeError:
+        return False
+
+
+class LayerRecorder:
+    """Hooks ``keras.layers.Layer`` to map layers to sites and graph ops to layers."""
+
+    def __init__(self) -> None:
+        self._sites: dict[int, tuple[str, int]] = {}
+        self._op_layer: dict[tuple[int, str], LayerSite] = {}
+        self._layers: list = []  # keeps recorded layers alive so ids stay unique
+
+    def install(self) -> None:
+        import keras
+        import tensorflow as tf
+
+        layer_cls = keras.layers.Layer
+        original_init, original_call = layer_cls.__init__, layer_cls.__call__
+        recorder = self
+
+        def init(layer, *args, **kwargs):
+            original_init(layer, *args, **kwargs)
+            if id(layer) not in recorder._sites:
+                frames = user_frames(traceback.extract_stack()[:-1])
+                if frames:
+                    recorder._sites[id(layer)] = (frames[-1][0], frames[-1][1])
+                    recorder._layers.append(layer)
+
+        def call(layer, *args, **kwargs):
+            if tf.executing_eagerly() or id(layer) not in recorder._sites:
+                return original_call(layer, *args, **kwargs)
+            graph = tf.compat.v1.get_default_graph()
+            before = len(graph.get_operations())
+            result = original_call(layer, *args, **kwargs)
+            file, line = recorder._sites[id(layer)]
+            site = LayerSite(layer.name, type(layer).__name__, file, line, _runs_user_code(layer))
+            for op in graph.get_operations()[before:]:
+                recorder._op_layer.setdefault((id(graph), op.name), site)
+            return result
+
+        layer_cls.__init__, layer_cls.__call__ = init, call
+
+    def layer_of(self, graph, op_name: str) -> LayerSite | None:
+        return self._op_layer.get((id(graph), op_name))

@@ -1,0 +1,110 @@
+"""Child process: import TensorFlow once, then import and trace each user file.
+
+Reads a JSON request on stdin and writes one JSON message per line to the file
+descriptor that was stdout when it started; the user's own prints go to stderr.
+Messages: ``ready`` (versions), then ``start`` and ``file`` for each file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+from xlalint.specs import parse_spec
+
+
+def _send(channel, message: dict) -> None:
+    channel.write(json.dumps(message) + "\n")
+    channel.flush()
+
+
+def _where(error: BaseException, path: str) -> str:
+    """``" (line N)"`` for the innermost frame of the user's file in a traceback."""
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == path]
+    return f" (line {lines[-1]})" if lines else ""
+
+
+def _import_user_module(path: str):
+    directory, filename = os.path.split(path)
+    stem = os.path.splitext(filename)[0]
+    name = stem if stem.isidentifier() and stem not in sys.modules else f"_xlalint_user_{abs(hash(path))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, directory)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
+    from xlalint.backend.discover import discover
+    from xlalint.backend.graph_export import export_graph
+
+    targets = {t["name"]: ([parse_spec(s) for s in t["specs"]] if t.get("specs") else None)
+               for t in request.get("targets", [])}
+    entries = []
+    for candidate in discover(module, source, targets):
+        entry = {"name": candidate.name, "line": candidate.line, "kind": candidate.kind,
+                 "jit_compile": candidate.jit_compile, "error": candidate.reason, "graph": None}
+        if candidate.trace is not None:
+            try:
+                concrete, num_args = candidate.trace()
+                entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
+            except Exception as error:  # tracing runs user code; report, never crash
+                entry["error"] = f"tracing failed: {type(error).__name__}: {_first_line(error)}"
+        entry["signature"] = candidate.signature
+        entries.append(entry)
+    return entries
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def check_file(request: dict, recorder) -> dict:
+    path = request["path"]
+    result = {"type": "file", "path": path, "entries": [], "error": None}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        module = _import_user_module(path)
+    except SystemExit as error:
+        result["error"] = f"the module called sys.exit({error.code!r}) while being imported{_where(error, path)}"
+        return result
+    except Exception as error:
+        result["error"] = (f"importing the module raised {type(error).__name__}: "
+                           f"{_first_line(error)}{_where(error, path)}")
+        return result
+    try:
+        result["entries"] = _trace_entries(module, source, request, recorder)
+    except SystemExit as error:
+        result["error"] = f"the module called sys.exit({error.code!r}) while being traced{_where(error, path)}"
+    except Exception as error:
+        result["error"] = f"discovery failed: {type(error).__name__}: {_first_line(error)}{_where(error, path)}"
+    return result
+
+
+def main() -> None:
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # whatever the user's code prints must not mix with our messages
+    request = json.load(sys.stdin)
+
+    from xlalint.backend.keras_sites import LayerRecorder
+
+    recorder = LayerRecorder()
+    import keras
+    import tensorflow as tf
+
+    recorder.install()
+    _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__})
+    for file_request in request["files"]:
+        _send(channel, {"type": "start", "path": file_request["path"]})
+        _send(channel, check_file(file_request, recorder))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""The rule catalogue. Each rule is a pure function of an ``OpGraph`` and a ``Context``."""
+
+from __future__ import annotations
+
+from xlalint.checks import (
+    constant_inputs,
+    dynamic_output_shape,
+    unknown_dims,
+    unsupported_dtype,
+    unsupported_op,
+)
+from xlalint.checks.base import Context, Hit, Rule
+
+RULES: dict[str, Rule] = {
+    rule.code: rule
+    for rule in (
+        unsupported_op.RULE,
+        unsupported_dtype.RULE,
+        constant_inputs.NON_CONSTANT,
+        constant_inputs.VALUE_SPECIALIZED,
+        dynamic_output_shape.RULE,
+        unknown_dims.RULE,
+    )
+}
+
+
+def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
+    """Hits of every rule (or of ``codes``), each check function run once."""
+    wanted = set(codes) if codes is not None else set(RULES)
+    checks = dict.fromkeys(rule.check for code, rule in RULES.items() if code in wanted)
+    return [hit for check in checks for hit in check(graph, ctx) if hit.code in wanted]
+
+
+__all__ = ["Context", "Hit", "Rule", "RULES", "run_checks"]

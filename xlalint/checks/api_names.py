@@ -1,0 +1,52 @@
+"""The public TensorFlow API behind op types users meet in findings.
+
+Used to word messages ("`tf.numpy_function` (PyFunc)") and to find the call's
+column on the user's line. Ops not listed are named by their op type alone.
+"""
+
+API_OF_OP = {
+    "AsString": "tf.strings.as_string",
+    "Bincount": "tf.math.bincount",
+    "CropAndResize": "tf.image.crop_and_resize",
+    "Cumsum": "tf.cumsum",
+    "DebugNumericSummaryV2": "tf.debugging.enable_check_numerics",
+    "DenseBincount": "tf.math.bincount",
+    "EagerPyFunc": "tf.py_function",
+    "HistogramFixedWidth": "tf.histogram_fixed_width",
+    "ListDiff": "tf.setdiff1d",
+    "Lu": "tf.linalg.lu",
+    "NonMaxSuppressionV3": "tf.image.non_max_suppression",
+    "NonMaxSuppressionV4": "tf.image.non_max_suppression_padded",
+    "NonMaxSuppressionV5": "tf.image.non_max_suppression_with_scores",
+    "PrintV2": "tf.print",
+    "PyFunc": "tf.numpy_function",
+    "PyFuncStateless": "tf.numpy_function",
+    "RaggedTensorToTensor": "tf.RaggedTensor.to_tensor",
+    "SegmentSum": "tf.math.segment_sum",
+    "SegmentMax": "tf.math.segment_max",
+    "SegmentMean": "tf.math.segment_mean",
+    "StringFormat": "tf.strings.format",
+    "StringJoin": "tf.strings.join",
+    "StringLength": "tf.strings.length",
+    "StringSplitV2": "tf.strings.split",
+    "StringToHashBucketFast": "tf.strings.to_hash_bucket_fast",
+    "StringToNumber": "tf.strings.to_number",
+    "Substr": "tf.strings.substr",
+    "Unique": "tf.unique",
+    "UniqueV2": "tf.unique",
+    "UniqueWithCounts": "tf.unique_with_counts",
+    "UniqueWithCountsV2": "tf.unique_with_counts",
+    "Where": "tf.where",
+}
+
+
+def describe(op_type: str) -> str:
+    """``"`tf.print` (PrintV2)"`` when the API is known, else ``"`PrintV2`"``."""
+    api = API_OF_OP.get(op_type)
+    return f"`{api}` ({op_type})" if api else f"`{op_type}`"
+
+
+def call_name(op_type: str) -> str | None:
+    """The name the user's call ends with, e.g. ``numpy_function`` for PyFunc."""
+    api = API_OF_OP.get(op_type)
+    return api.rsplit(".", 1)[-1] if api else None

@@ -1,0 +1,45 @@
+"""XLA002 unsupported-dtype: a kernel exists, but not for this dtype (string arguments too)."""
+
+from __future__ import annotations
+
+from xlalint.checks.api_names import call_name, describe
+from xlalint.checks.base import Context, Hit, Rule
+from xlalint.opgraph import OpGraph
+
+NO_XLA_TYPE = frozenset({"string", "variant"})
+
+
+def _argument_hits(graph: OpGraph, ctx: Context):
+    root = graph.functions[graph.root]
+    for node_id in root["inputs"][: graph.num_args]:
+        node = graph.node(node_id)
+        dtype = node["outputs"][0]["dtype"]
+        if dtype in NO_XLA_TYPE:
+            yield Hit(
+                "XLA002",
+                f"argument `{node['name']}` of `{ctx.entry}` is a {dtype} tensor; XLA has no {dtype} type",
+                "Convert strings to numbers (ids, hashes, decoded values) before the compiled function "
+                "and pass those in.",
+                node=node_id,
+            )
+
+
+def check(graph: OpGraph, ctx: Context):
+    yield from _argument_hits(graph, ctx)
+    for node in graph.nodes():
+        if not ctx.support.has_op(ctx.device, node["type"]):
+            continue  # XLA001's finding
+        mismatch = ctx.support.dtype_mismatch(ctx.device, node["type"], node["attrs"])
+        if mismatch:
+            attr, dtype = mismatch
+            yield Hit(
+                "XLA002",
+                f"{describe(node['type'])} has no XLA kernel for {dtype} ({attr}={dtype}) on {ctx.device}",
+                f"Cast to a supported dtype around this op (`xlalint ops --device {ctx.device} "
+                f"{node['type']}` lists them).",
+                node=node["id"],
+                api=call_name(node["type"]),
+            )
+
+
+RULE = Rule("XLA002", "unsupported-dtype", "error", "The op's XLA kernel does not accept this dtype.", check)

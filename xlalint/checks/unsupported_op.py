@@ -1,0 +1,45 @@
+"""XLA001 unsupported-op: the op has no XLA kernel on the target device."""
+
+from __future__ import annotations
+
+from xlalint.checks.api_names import call_name, describe
+from xlalint.checks.base import Context, Hit, Rule
+from xlalint.opgraph import OpGraph
+
+# Function arguments: XLA sees them as _Arg; their dtypes are XLA002's business.
+ALWAYS_COMPILED = frozenset({"Placeholder"})
+HOST_CALLBACKS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+PRINTING = frozenset({"PrintV2", "Print", "StringFormat"})
+
+
+def _hint(node: dict, device: str) -> str:
+    op_type = node["type"]
+    if op_type in HOST_CALLBACKS:
+        return ("Python callbacks run on the host and cannot be compiled: move the call out of the "
+                "compiled function, or write the computation with TensorFlow ops.")
+    if op_type in PRINTING:
+        return ("Printing needs the host: drop tf.print from the compiled function, return the values "
+                "and print them outside, or use tf.debugging asserts (compiled as no-ops).")
+    if "Dataset" in op_type or "Iterator" in op_type:
+        return "Iterate the tf.data pipeline outside the compiled function and pass each batch in."
+    if any(t["dtype"] == "string" for t in node["inputs"] + node["outputs"]):
+        return "XLA has no string type: do string processing in the input pipeline, before the compiled function."
+    return (f"Move it out of the compiled function, or rewrite it with ops that have XLA kernels "
+            f"(`xlalint ops --device {device}` lists them).")
+
+
+def check(graph: OpGraph, ctx: Context):
+    for node in graph.nodes():
+        op_type = node["type"]
+        if op_type in ALWAYS_COMPILED or ctx.support.has_op(ctx.device, op_type):
+            continue
+        yield Hit(
+            "XLA001",
+            f"{describe(op_type)} has no XLA kernel on {ctx.device}",
+            _hint(node, ctx.device),
+            node=node["id"],
+            api=call_name(op_type),
+        )
+
+
+RULE = Rule("XLA001", "unsupported-op", "error", "The op has no XLA kernel on the target device.", check)

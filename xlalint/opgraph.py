@@ -1,0 +1,64 @@
+"""The op graph of one traced entry as a networkx ``DiGraph``.
+
+Nodes are ops (id ``"function:op_name"``) carrying the exported record (type,
+attrs, inputs with dtypes/shapes/arg names, outputs, user frames, Keras layer).
+Edges are tensors (``src -> dst`` with the ports that connect them). Function
+records say which nodes are each function's inputs and outputs, so rules can
+follow values into and out of while/cond bodies and nested calls. Built from
+plain JSON, so rules run and are tested without TensorFlow.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+
+
+class OpGraph:
+    def __init__(self, data: dict):
+        self.data = data
+        self.root: str = data["root"]
+        self.num_args: int = data["num_args"]
+        self.functions: dict[str, dict] = data["functions"]
+        self.graph = nx.DiGraph()
+        for node in data["nodes"]:
+            self.graph.add_node(node["id"], **node)
+        for node in data["nodes"]:
+            for port, inp in enumerate(node["inputs"]):
+                if inp["src"] in self.graph:
+                    edge = self.graph.get_edge_data(inp["src"], node["id"])
+                    ports = (edge or {}).get("ports", []) + [(inp["index"], port)]
+                    self.graph.add_edge(inp["src"], node["id"], ports=ports)
+        self._callers: dict[str, list[tuple[str, str]]] = {}
+        for node in data["nodes"]:
+            for attr, names in node["calls"].items():
+                for name in names:
+                    self._callers.setdefault(name, []).append((node["id"], attr))
+        self._by_name = {(n["function"], n["name"]): n["id"] for n in data["nodes"]}
+
+    @classmethod
+    def load(cls, path: str | Path) -> "OpGraph":
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.data, indent=1), encoding="utf-8")
+
+    def nodes(self):
+        """Node records in trace order."""
+        return (self.graph.nodes[n] for n in self.graph.nodes)
+
+    def node(self, node_id: str) -> dict:
+        return self.graph.nodes[node_id]
+
+    def find(self, function: str, op_name: str) -> dict | None:
+        node_id = self._by_name.get((function, op_name))
+        return self.graph.nodes[node_id] if node_id else None
+
+    def callers(self, function: str) -> list[tuple[str, str]]:
+        """``(node_id, attr)`` of the ops that call ``function`` (e.g. a While's ``body``)."""
+        return self._callers.get(function, [])
+
+    def __len__(self) -> int:
+        return self.graph.number_of_nodes()

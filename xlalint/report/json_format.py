@@ -1,0 +1,22 @@
+"""``--format json``: exactly one JSON object (schema documented in docs/json-schema.md)."""
+
+from __future__ import annotations
+
+import json
+
+from xlalint import __version__
+from xlalint.results import Report
+
+
+def emit(report: Report) -> str:
+    return json.dumps(
+        {
+            "xlalint": __version__,
+            "tensorflow": report.tensorflow,
+            "device": report.device,
+            "entries": [e.to_json() for e in report.entries],
+            "findings": [f.to_json() for f in report.findings],
+            "errors": [e.to_json() for e in report.errors],
+        },
+        indent=2,
+    )

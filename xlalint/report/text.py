@@ -1,0 +1,44 @@
+"""Default output: findings grouped by file, then errors, then a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import groupby
+
+from xlalint.results import Report
+
+
+def emit(report: Report) -> str:
+    out: list[str] = []
+    ordered = sorted(report.findings, key=lambda f: (f.path, f.line, f.col, f.code))
+    for path, findings in groupby(ordered, key=lambda f: f.path):
+        out.append(path)
+        for f in findings:
+            out.append(f"  {f.path}:{f.line}:{f.col}: {f.code} [{f.severity}] {f.message}  ({f.entry})")
+            out.append(f"      hint: {f.hint}")
+        out.append("")
+    for error in report.errors:
+        out.append(f"{error.path}: error: {error.message}")
+    for entry in report.entries:
+        if entry.verdict == "unknown":
+            out.append(f"{entry.path}:{entry.line}: `{entry.name}` not checked: {entry.error}")
+    if report.errors or any(e.verdict == "unknown" for e in report.entries):
+        out.append("")
+    out.extend(_summary(report))
+    return "\n".join(out)
+
+
+def _summary(report: Report) -> list[str]:
+    verdicts = Counter(e.verdict for e in report.entries)
+    lines = [
+        f"{len(report.entries)} entries checked for XLA on {report.device}: "
+        f"{verdicts['compatible']} compatible, {verdicts['incompatible']} incompatible, "
+        f"{verdicts['unknown']} not traceable; {len(report.errors)} file errors"
+    ]
+    ready = [f"{e.path}::{e.name}" for e in report.entries if e.verdict == "compatible"]
+    if ready:
+        lines.append("ready for jit_compile=True: " + ", ".join(ready))
+    codes = Counter(f.code for f in report.findings)
+    if codes:
+        lines.append("findings: " + ", ".join(f"{code} x{n}" for code, n in sorted(codes.items())))
+    return lines

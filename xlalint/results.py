@@ -1,0 +1,67 @@
+"""Plain result types shared by every stage after tracing (no TensorFlow here)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a traced entry would not compile (or would recompile) under XLA."""
+
+    code: str
+    name: str
+    severity: str
+    message: str
+    hint: str
+    path: str
+    line: int
+    col: int
+    entry: str
+    op_type: str | None = None
+    op_name: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A traceable (or not traceable) thing found in a file."""
+
+    path: str
+    name: str
+    line: int
+    verdict: str  # "compatible" | "incompatible" | "unknown"
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be checked at all, or only in part."""
+
+    path: str
+    message: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    """Everything one run found, in the order the files were given."""
+
+    device: str
+    tensorflow: str | None = None
+    entries: list[Entry] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)

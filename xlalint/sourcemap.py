@@ -1,0 +1,90 @@
+"""Map an op to the user's source: file, line and the column of the call.
+
+The line is the innermost frame of the user's own code in the op's traceback,
+with two refinements: a gradient op points at the forward op it differentiates,
+and an op of a built-in Keras layer points at the line that constructed the
+layer. The column comes from libcst: the call on that line whose name matches
+the op's API (e.g. ``numpy_function``), else the first call on the line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from xlalint.opgraph import OpGraph
+
+GRADIENT_SCOPES = ("gradient_tape/", "gradients/")
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    line: int
+    note: str = ""  # e.g. "in the backward pass of MatMul"
+
+
+def _forward_op(graph: OpGraph, node: dict) -> dict | None:
+    """The forward op a gradient op differentiates, found by its name scope."""
+    name = node["name"]
+    for scope in GRADIENT_SCOPES:
+        if name.startswith(scope):
+            parts = name[len(scope):].split("/")
+            for end in range(len(parts) - 1, 0, -1):
+                forward = graph.find(node["function"], "/".join(parts[:end]))
+                if forward is not None:
+                    return forward
+    return None
+
+
+def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
+    forward = _forward_op(graph, node)
+    if forward is not None:
+        where = locate(graph, forward, fallback)
+        return Location(where.path, where.line, f"in the backward pass of {forward['type']}")
+    layer = node.get("layer")
+    if layer and not layer["user_code"]:
+        return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
+    if node["frames"]:
+        path, line, _ = node["frames"][-1]
+        return Location(path, line)
+    if layer:
+        return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
+    return fallback
+
+
+class _CallCollector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self):
+        self.calls: dict[int, list[tuple[int, str]]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        self.calls.setdefault(start.line, []).append((start.column + 1, name))
+
+
+@lru_cache(maxsize=256)
+def _calls_by_line(path: str) -> dict[int, list[tuple[int, str]]]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            module = cst.parse_module(handle.read())
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return {}
+    collector = _CallCollector()
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
+    return collector.calls
+
+
+def column(path: str, line: int, call_name: str | None) -> int:
+    """1-based column of the call on ``line`` named ``call_name`` (else the first call), or 1."""
+    calls = sorted(_calls_by_line(path).get(line, []))
+    for col, name in calls:
+        if call_name and name == call_name:
+            return col
+    return calls[0][0] if calls else 1

@@ -1,0 +1,109 @@
+"""Run the tracing worker in a child process, with a timeout per file.
+
+TensorFlow is imported once per run. When a user module crashes, hangs or
+exits the worker, that file gets an error, the worker is replaced and the
+remaining files go on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
+
+
+class WorkerError(RuntimeError):
+    """The worker could not start at all (e.g. TensorFlow is not installed)."""
+
+
+@dataclass
+class WorkerResult:
+    tensorflow: str | None
+    files: dict[str, dict]  # path -> the worker's "file" message
+
+
+class _Channel:
+    """Line reader over the worker's message pipe with a deadline."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.buffer = b""
+
+    def read(self, timeout: float) -> dict | None:
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+
+def _tail(log) -> str:
+    log.seek(0)
+    lines = [line for line in log.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _death(proc: subprocess.Popen, log) -> str:
+    proc.wait()
+    code = proc.returncode
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    tail = _tail(log)
+    return f"the traced module {how}" + (f": {tail}" if tail else "")
+
+
+def run_worker(requests: list[dict], timeout: float) -> WorkerResult:
+    """Trace each file request; returns per-file results, errors included."""
+    results: dict[str, dict] = {}
+    tensorflow = None
+    pending = list(requests)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+    while pending:
+        with tempfile.TemporaryFile() as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "xlalint.backend.worker"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+            )
+            try:
+                proc.stdin.write(json.dumps({"files": pending}).encode())
+                proc.stdin.close()
+                channel = _Channel(proc)
+                ready = channel.read(IMPORT_TIMEOUT_S)
+                if ready is None:
+                    proc.kill()
+                    raise WorkerError(f"could not start the TensorFlow worker: {_death(proc, log)}")
+                tensorflow = ready["tensorflow"]
+                while pending:
+                    current = pending[0]["path"]
+                    start = channel.read(IMPORT_TIMEOUT_S)
+                    message = channel.read(timeout) if start else None
+                    if message is None:
+                        if proc.poll() is None:
+                            proc.kill()
+                            proc.wait()
+                            error = f"timed out after {timeout:g}s while importing or tracing (see --timeout)"
+                        else:
+                            error = _death(proc, log)
+                        results[current] = {"path": current, "entries": [], "error": error}
+                        pending.pop(0)
+                        break
+                    results[current] = message
+                    pending.pop(0)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+    return WorkerResult(tensorflow, results)
