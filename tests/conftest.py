@@ -1,0 +1,31 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def run_xlalint(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real command line, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "xlalint", *args], cwd=cwd, capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, timeout=900,
+    )
+
+
+def run_json(*args: str, **kwargs) -> tuple[dict, int]:
+    done = run_xlalint(*args, "--format", "json", **kwargs)
+    assert done.stdout.strip(), done.stderr
+    return json.loads(done.stdout), done.returncode
+
+
+@pytest.fixture(scope="session")
+def rules_report() -> dict:
+    """One xlalint run over every rule example (CPU tables, as the ground truth runs on CPU)."""
+    report, _ = run_json("rules", "--device", "cpu")
+    return report

@@ -1,0 +1,99 @@
+"""Ask the real XLA compiler (on CPU) the questions xlalint answers statically.
+
+Used only by the tests. Entry points of an example file are its module-level
+``tf.function``s with an ``input_signature``; arguments are made from the
+signature (unknown dims filled in), and ``variant`` changes integer values and
+unknown dims so that value- or shape-specialization shows up.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+
+def load_module(path: Path):
+    name = f"_groundtruth_{path.parent.name}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def entries(module) -> dict:
+    return {
+        name: obj
+        for name, obj in vars(module).items()
+        if isinstance(obj, tf.types.experimental.GenericFunction) and obj.input_signature is not None
+    }
+
+
+def expected(path: Path) -> set[tuple[str, int]]:
+    """``{(code, line)}`` from ``# expect: CODE[, CODE]`` comments."""
+    marks = set()
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        match = EXPECT.search(line)
+        if match:
+            marks |= {(code.strip(), number) for code in match.group(1).split(",") if code.strip()}
+    return marks
+
+
+def make_args(fn, variant: int = 0) -> list:
+    rng = np.random.default_rng(variant)
+    args = []
+    for spec in tf.nest.flatten(fn.input_signature):
+        shape = [4 + variant if d is None else d for d in spec.shape.as_list()]
+        if spec.dtype == tf.string:
+            args.append(tf.fill(shape, "text"))
+        elif spec.dtype == tf.bool:
+            args.append(tf.constant(rng.random(shape) > 0.5))
+        elif spec.dtype.is_integer:
+            values = np.full(shape, 2 + variant) if not shape else rng.integers(0, 3, shape)
+            args.append(tf.constant(values, dtype=spec.dtype))
+        else:
+            args.append(tf.constant(rng.standard_normal(shape), dtype=spec.dtype))
+    return args
+
+
+def _jit(fn):
+    return tf.function(fn.python_function, jit_compile=True)
+
+
+def compile_error(fn, variant: int = 0) -> str | None:
+    """None when XLA compiles *and runs* ``fn`` on CPU, else the compiler's first message line."""
+    args = make_args(fn, variant)
+    try:
+        with tf.device("/CPU:0"):
+            jitted = _jit(fn)
+            jitted.experimental_get_compiler_ir(*args)(stage="hlo")
+            jitted(*args)
+    except Exception as error:  # the compiler's verdict is the point
+        return str(error).strip().splitlines()[0] or type(error).__name__
+    return None
+
+
+def hlo(fn, variant: int = 0) -> str:
+    with tf.device("/CPU:0"):
+        return _jit(fn).experimental_get_compiler_ir(*make_args(fn, variant))(stage="hlo")
+
+
+def hlo_body(text: str) -> str:
+    """HLO text without the module name line, which always differs."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("HloModule"))
+
+
+def refuses_unknown_dims(fn) -> bool:
+    """True when XLA will not compile from the signature alone (its shapes are not all known)."""
+    try:
+        _jit(fn).experimental_get_compiler_ir(*tf.nest.flatten(fn.input_signature))(stage="hlo")
+    except Exception:
+        return True
+    return False
