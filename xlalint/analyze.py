@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ class Options:
     timeout: float = 120.0
     select: tuple[str, ...] | None = None  # rule codes to run; None for all
     targets: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)  # path -> name -> specs
+    save_graphs: str | None = None  # directory for each traced entry's op graph (JSON)
 
 
 def display_path(path: str) -> str:
@@ -69,7 +71,7 @@ def _precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
 
 def _findings_for_entry(raw: dict, path: str, support, options: Options) -> list[Finding]:
     graph = OpGraph(raw["graph"])
-    ctx = Context(support, options.device, raw["name"], tuple(raw.get("signature") or ()))
+    ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"])
     fallback = Location(path, raw["line"])
     findings = {}
     for hit in run_checks(graph, ctx, options.select):
@@ -116,6 +118,20 @@ def analyze(paths: list[str], options: Options) -> Report:
     return report
 
 
+def save_entry(directory: str, path: str, raw: dict, tensorflow: str) -> None:
+    """Write a traced entry (graph included) so rules can be rerun on it without TensorFlow."""
+    os.makedirs(directory, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    target = os.path.join(directory, f"{stem}.{raw['name']}.json")
+    with open(target, "w", encoding="utf-8") as out:
+        json.dump({**raw, "path": display_path(path), "tensorflow": tensorflow}, out, indent=1)
+
+
+def findings_for_saved_entry(saved: dict, options: Options) -> list[Finding]:
+    """Rerun the rules on an entry written by ``save_entry`` (no TensorFlow needed)."""
+    return _findings_for_entry(saved, saved["path"], load_support(saved["tensorflow"]), options)
+
+
 def _collect_file(report: Report, result: dict, support, options: Options) -> None:
     path = display_path(result["path"])
     if result["error"]:
@@ -128,6 +144,8 @@ def _collect_file(report: Report, result: dict, support, options: Options) -> No
         if raw["graph"] is None:
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"]))
             continue
+        if options.save_graphs:
+            save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         findings = _findings_for_entry(raw, result["path"], support, options)
         blocked = any(f.severity == "error" for f in findings)
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible"))

@@ -33,6 +33,8 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds to import and trace one file (default: 120)")
     parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
+    parser.add_argument("--save-graphs", metavar="DIR",
+                        help="write each traced entry's op graph as JSON (for bug reports and TF-free tests)")
     parser.add_argument("--version", action="version", version=f"xlalint {__version__}")
     return parser
 
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.spec and not any("::" in p for p in args.paths):
         parser.error("--spec needs a target named as FILE::NAME")
     paths, targets = _targets(args.paths, args.spec)
-    options = Options(device=args.device, timeout=args.timeout, select=_select(args.select, parser), targets=targets)
+    options = Options(device=args.device, timeout=args.timeout, select=_select(args.select, parser), targets=targets, save_graphs=args.save_graphs)
     report = analyze(paths, options)
     print(EMITTERS[args.format](report))
     if not report.entries:

@@ -56,6 +56,10 @@ class OpGraph:
         node_id = self._by_name.get((function, op_name))
         return self.graph.nodes[node_id] if node_id else None
 
+    def consumers(self, node_id: str) -> list[dict]:
+        """Ops that read an output of ``node_id``."""
+        return [self.graph.nodes[n] for n in self.graph.successors(node_id)]
+
     def callers(self, function: str) -> list[tuple[str, str]]:
         """``(node_id, attr)`` of the ops that call ``function`` (e.g. a While's ``body``)."""
         return self._callers.get(function, [])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,7 @@ def _tail(log) -> str:
 def _death(proc: subprocess.Popen, log) -> str:
     proc.wait()
     code = proc.returncode
-    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
     tail = _tail(log)
     return f"the traced module {how}" + (f": {tail}" if tail else "")
 

@@ -17,6 +17,7 @@ class Context:
     device: str
     entry: str
     signature: tuple = ()  # ({"dtype", "shape"}, ...) of the entry's arguments
+    kind: str = "function"  # "function" | "keras-model" | "keras-builder"
 
 
 @dataclass(frozen=True)

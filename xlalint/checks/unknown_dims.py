@@ -12,9 +12,11 @@ def _shape_text(shape) -> str:
 
 def check(graph: OpGraph, ctx: Context):
     root = graph.functions[graph.root]
+    # Keras calls a model with whole batches: its free batch dimension is expected.
+    first_dim = 1 if ctx.kind.startswith("keras") else 0
     unknown = []
     for node_id, spec in zip(root["inputs"], ctx.signature):
-        if spec["shape"] is None or None in spec["shape"]:
+        if spec["shape"] is None or None in spec["shape"][first_dim:]:
             unknown.append(f"`{graph.node(node_id)['name']}`: {spec['dtype']}{_shape_text(spec['shape'])}")
     if unknown:
         yield Hit(

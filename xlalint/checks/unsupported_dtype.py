@@ -30,7 +30,8 @@ def check(graph: OpGraph, ctx: Context):
         if not ctx.support.has_op(ctx.device, node["type"]):
             continue  # XLA001's finding
         mismatch = ctx.support.dtype_mismatch(ctx.device, node["type"], node["attrs"])
-        if mismatch:
+        # A string tensor comes from a string argument or a string op: reported there already.
+        if mismatch and mismatch[1] not in NO_XLA_TYPE:
             attr, dtype = mismatch
             yield Hit(
                 "XLA002",

@@ -14,6 +14,10 @@ PRINTING = frozenset({"PrintV2", "Print", "StringFormat"})
 
 def _hint(node: dict, device: str) -> str:
     op_type = node["type"]
+    layer = node.get("layer")
+    if layer and not layer["user_code"]:
+        return (f"The Keras `{layer['class']}` layer cannot be compiled: apply it in the tf.data input "
+                "pipeline (dataset.map) and feed its output to the model.")
     if op_type in HOST_CALLBACKS:
         return ("Python callbacks run on the host and cannot be compiled: move the call out of the "
                 "compiled function, or write the computation with TensorFlow ops.")
@@ -28,10 +32,16 @@ def _hint(node: dict, device: str) -> str:
             f"(`xlalint ops --device {device}` lists them).")
 
 
+def _part_of_print(graph: OpGraph, node: dict) -> bool:
+    """tf.print makes StringFormat + PrintV2: report the pair once, as tf.print."""
+    consumers = graph.consumers(node["id"])
+    return node["type"] == "StringFormat" and bool(consumers) and all(c["type"] == "PrintV2" for c in consumers)
+
+
 def check(graph: OpGraph, ctx: Context):
     for node in graph.nodes():
         op_type = node["type"]
-        if op_type in ALWAYS_COMPILED or ctx.support.has_op(ctx.device, op_type):
+        if op_type in ALWAYS_COMPILED or ctx.support.has_op(ctx.device, op_type) or _part_of_print(graph, node):
             continue
         yield Hit(
             "XLA001",

@@ -1,0 +1,15 @@
+"""XLA002 unsupported-dtype: an XLA kernel exists, but not for this dtype."""
+
+import tensorflow as tf
+
+
+@tf.function(input_signature=[tf.TensorSpec([4, 32, 32, 3], tf.uint8)])
+def integral_image(images):
+    rows = tf.cumsum(images, axis=1)  # expect: XLA002
+    return tf.cumsum(rows, axis=2)  # expect: XLA002
+
+
+@tf.function(input_signature=[tf.TensorSpec([8], tf.float32), tf.TensorSpec([8], tf.string)])
+def spam_loss(logits, labels):  # expect: XLA002
+    targets = tf.cast(tf.equal(labels, "spam"), tf.float32)  # expect: XLA002
+    return tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(targets, logits))
