@@ -28,6 +28,7 @@ class Options:
     timeout: float = 120.0
     select: tuple[str, ...] | None = None  # rule codes to run; None for all
     targets: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)  # path -> name -> specs
+    discover: set[str] = field(default_factory=set)  # paths with named targets also given plainly
     save_graphs: str | None = None  # directory for each traced entry's op graph (JSON)
 
 
@@ -100,15 +101,17 @@ def analyze(paths: list[str], options: Options) -> Report:
             report.errors.append(FileError(display_path(path), error))
         elif not skip:
             targets = options.targets.get(path, {})
-            requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()]})
+            requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()],
+                             "discover": not targets or path in options.discover})
     if not requests:
         return report
     try:
         traced = run_worker(requests, options.timeout)
     except WorkerError as error:
         message = str(error)
-        if "No module named 'tensorflow'" in message:
-            message = "TensorFlow is not installed: `pip install 'xlalint[tf]'` (or your own TensorFlow build)"
+        if "TensorFlow cannot be imported" in message:
+            message = ("TensorFlow is not installed or cannot be imported; install it with "
+                       f"`pip install 'xlalint[tf]'` or your own TensorFlow build ({message})")
         report.errors.extend(FileError(display_path(r["path"]), message) for r in requests)
         return report
     report.tensorflow = traced.tensorflow

@@ -49,14 +49,17 @@ def _select(text: str | None, parser) -> tuple[str, ...] | None:
     return codes
 
 
-def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict]:
-    plain, targets = [], {}
+def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
+    """Paths, named targets per file, and files given plainly as well (discover all there)."""
+    plain, targets, whole = [], {}, set()
     for item in paths:
         path, sep, name = item.partition("::")
         plain.append(path)
         if sep:
             targets.setdefault(os.path.abspath(path), {})[name] = specs or None
-    return plain, targets
+        else:
+            whole.add(os.path.abspath(path))
+    return plain, targets, whole
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,8 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     if args.spec and not any("::" in p for p in args.paths):
         parser.error("--spec needs a target named as FILE::NAME")
-    paths, targets = _targets(args.paths, args.spec)
-    options = Options(device=args.device, timeout=args.timeout, select=_select(args.select, parser), targets=targets, save_graphs=args.save_graphs)
+    paths, targets, whole = _targets(args.paths, args.spec)
+    options = Options(device=args.device, timeout=args.timeout, select=_select(args.select, parser),
+                      targets=targets, discover=whole, save_graphs=args.save_graphs)
     report = analyze(paths, options)
     print(EMITTERS[args.format](report))
     if not report.entries:

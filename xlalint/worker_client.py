@@ -36,6 +36,7 @@ class _Channel:
     def __init__(self, proc: subprocess.Popen):
         self.proc = proc
         self.buffer = b""
+        self.closed = False  # the worker closed its end: it has exited or is exiting
 
     def read(self, timeout: float) -> dict | None:
         deadline = time.monotonic() + timeout
@@ -46,6 +47,7 @@ class _Channel:
                 return None
             chunk = os.read(fd, 1 << 16)
             if not chunk:
+                self.closed = True
                 return None
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
@@ -83,21 +85,23 @@ def run_worker(requests: list[dict], timeout: float) -> WorkerResult:
                 proc.stdin.close()
                 channel = _Channel(proc)
                 ready = channel.read(IMPORT_TIMEOUT_S)
-                if ready is None:
-                    proc.kill()
-                    raise WorkerError(f"could not start the TensorFlow worker: {_death(proc, log)}")
+                if ready is None or ready["type"] == "fatal":
+                    if not channel.closed:
+                        proc.kill()
+                    reason = ready["message"] if ready else _death(proc, log)
+                    raise WorkerError(f"could not start the TensorFlow worker: {reason}")
                 tensorflow = ready["tensorflow"]
                 while pending:
                     current = pending[0]["path"]
                     start = channel.read(IMPORT_TIMEOUT_S)
                     message = channel.read(timeout) if start else None
                     if message is None:
-                        if proc.poll() is None:
+                        if channel.closed:
+                            error = _death(proc, log)
+                        else:
                             proc.kill()
                             proc.wait()
                             error = f"timed out after {timeout:g}s while importing or tracing (see --timeout)"
-                        else:
-                            error = _death(proc, log)
                         results[current] = {"path": current, "entries": [], "error": error}
                         pending.pop(0)
                         break

@@ -173,30 +173,38 @@ def _resolve(module, dotted: str):
     return obj
 
 
-def discover(module, source: str, targets: dict[str, list[Spec] | None]) -> list[Candidate]:
-    """Entries of ``module``; only the named ``targets`` when any are given."""
+def discover(module, source: str, targets: dict[str, list[Spec] | None], find_all: bool) -> list[Candidate]:
+    """The named ``targets`` of ``module``, plus every entry it defines when ``find_all``."""
     lines = _module_level_lines(source)
-    if targets:
-        found = []
-        for name, specs in targets.items():
-            line = lines.get(name.split(".")[0], 1)
-            try:
-                obj = _resolve(module, name)
-            except AttributeError:
-                found.append(Candidate(name, line, "function", reason=f"`{name}` is not defined in this file"))
-                continue
-            if isinstance(obj, keras.Model):
-                found.append(_model_candidate(name, obj, line, specs))
-            elif not specs and inspect.isfunction(obj) and _builds_model(obj):
-                found.append(_builder_candidate(name, obj, line))
-            elif callable(obj):
-                found.append(_function_candidate(name, obj, line, specs))
-            else:
-                found.append(Candidate(name, line, "function", reason=f"`{name}` is not a function or model"))
-        return found
+    found = _named(module, lines, targets)
+    return found + _discovered(module, lines, set(targets)) if find_all else found
 
+
+def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None]) -> list[Candidate]:
+    found = []
+    for name, specs in targets.items():
+        line = lines.get(name.split(".")[0], 1)
+        try:
+            obj = _resolve(module, name)
+        except AttributeError:
+            found.append(Candidate(name, line, "function", reason=f"`{name}` is not defined in this file"))
+            continue
+        if isinstance(obj, keras.Model):
+            found.append(_model_candidate(name, obj, line, specs))
+        elif not specs and inspect.isfunction(obj) and _builds_model(obj):
+            found.append(_builder_candidate(name, obj, line))
+        elif callable(obj):
+            found.append(_function_candidate(name, obj, line, specs))
+        else:
+            found.append(Candidate(name, line, "function", reason=f"`{name}` is not a function or model"))
+    return found
+
+
+def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate]:
     found = []
     for name, line in lines.items():
+        if name in skip:
+            continue
         obj = getattr(module, name, None)
         if obj is None or inspect.ismodule(obj) or inspect.isclass(obj):
             continue

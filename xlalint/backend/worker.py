@@ -2,7 +2,8 @@
 
 Reads a JSON request on stdin and writes one JSON message per line to the file
 descriptor that was stdout when it started; the user's own prints go to stderr.
-Messages: ``ready`` (versions), then ``start`` and ``file`` for each file.
+Messages: ``ready`` (versions) or ``fatal`` (no TensorFlow), then ``start`` and
+``file`` for each file.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
     targets = {t["name"]: ([parse_spec(s) for s in t["specs"]] if t.get("specs") else None)
                for t in request.get("targets", [])}
     entries = []
-    for candidate in discover(module, source, targets):
+    for candidate in discover(module, source, targets, request.get("discover", not targets)):
         entry = {"name": candidate.name, "line": candidate.line, "kind": candidate.kind,
                  "jit_compile": candidate.jit_compile, "error": candidate.reason, "graph": None}
         if candidate.trace is not None:
@@ -96,9 +97,12 @@ def main() -> None:
     from xlalint.backend.keras_sites import LayerRecorder
 
     recorder = LayerRecorder()
-    import keras
-    import tensorflow as tf
-
+    try:
+        import keras
+        import tensorflow as tf
+    except ImportError as error:
+        _send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
+        return
     recorder.install()
     _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__})
     for file_request in request["files"]:

@@ -1,0 +1,58 @@
+"""Bad input gets a clear per-file error; the other files of the run are still reported."""
+
+from __future__ import annotations
+
+from conftest import REPO, run_json, run_xlalint
+
+
+def test_each_broken_file_gets_its_own_error_and_good_files_still_count():
+    broken = sorted(str(p.relative_to(REPO)) for p in (REPO / "fixtures/broken").glob("*.py")
+                    if p.name != "hangs_at_import.py")
+    report, code = run_json(*broken, "rules/XLA001/good.py", "--device", "cpu")
+    errors = {e["path"].rsplit("/", 1)[-1]: e["message"] for e in report["errors"]}
+    assert "syntax error at line 3" in errors["syntax_error.py"]
+    assert "KeyError" in errors["raises_at_import.py"] and "line 4" in errors["raises_at_import.py"]
+    assert "sys.exit(3)" in errors["exits_at_import.py"]
+    assert "SIGSEGV" in errors["crashes_at_import.py"]
+    assert "UTF-8" in errors["latin1.py"]
+    assert "no entry point found" in errors["no_entries.py"]
+    assert "TensorFlow in this file" in errors["no_tensorflow.py"]
+    assert {e["verdict"] for e in report["entries"]} == {"compatible"}
+    assert code == 1
+
+
+def test_a_hanging_module_times_out_and_the_next_file_is_still_checked():
+    report, code = run_json("fixtures/broken/hangs_at_import.py", "rules/XLA001/good.py",
+                            "--device", "cpu", "--timeout", "5")
+    assert [e["message"] for e in report["errors"]] == [
+        "timed out after 5s while importing or tracing (see --timeout)"]
+    assert {e["verdict"] for e in report["entries"]} == {"compatible"}
+    assert code == 1
+
+
+def test_directory_scan_skips_files_without_tensorflow(tmp_path):
+    (tmp_path / "util.py").write_text("def add(a, b):\n    return a + b\n")
+    report, code = run_json(str(tmp_path))
+    assert report["errors"] == [] and report["entries"] == [] and code == 2
+
+
+def test_file_without_tensorflow_named_explicitly_is_an_error():
+    report, code = run_json("fixtures/broken/no_tensorflow.py")
+    assert report["errors"] == [{"path": "fixtures/broken/no_tensorflow.py",
+                                 "message": "no TensorFlow in this file: nothing to check"}]
+    assert code == 2
+
+
+def test_missing_path_and_bad_spec_are_usage_errors():
+    report, code = run_json("does/not/exist.py")
+    assert report["errors"][0]["message"] == "no such file or directory" and code == 2
+    done = run_xlalint("fixtures/clean_and_untraceable.py::plain_helper", "--spec", "float32[a]")
+    assert done.returncode == 2 and "dimension 'a'" in done.stderr
+
+
+def test_missing_tensorflow_is_reported_clearly(tmp_path):
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text("import sys\nsys.modules['tensorflow'] = None\n")
+    report, code = run_json("rules/XLA001/good.py", env={"PYTHONPATH": str(tmp_path)})
+    assert "TensorFlow is not installed" in report["errors"][0]["message"]
+    assert code == 2

@@ -1,0 +1,102 @@
+"""xlalint on whole files, checked against the real compiler where it gives a verdict."""
+
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+import groundtruth as gt
+from conftest import REPO, run_json, run_xlalint
+
+FIXTURES = REPO / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def fixtures_report() -> tuple[dict, int]:
+    return run_json(
+        "fixtures/multi_blocker.py", "fixtures/keras_functional.py", "fixtures/clean_and_untraceable.py",
+        "examples/train.py", "fixtures/clean_and_untraceable.py::plain_helper",
+        "--spec", "float32[4,6]", "--spec", "int32[]", "--device", "cpu",
+    )
+
+
+def _lines(report: dict, path: str, code: str) -> set[tuple[str, int]]:
+    return {(f["code"], f["line"]) for f in report["findings"] if f["path"] == path and f["code"] == code}
+
+
+def test_all_blockers_of_one_function_reported_each_at_its_line(fixtures_report):
+    report, code = fixtures_report
+    assert code == 1
+    path = FIXTURES / "multi_blocker.py"
+    assert _lines(report, "fixtures/multi_blocker.py", "XLA001") == gt.expected(path)
+    fn = gt.load_module(path).preprocess_and_score
+    message = gt.compile_error(fn)
+    assert message is not None and "unsupported operations" in message  # the compiler stops at one
+
+
+def test_unsupported_op_in_keras_functional_model_is_at_the_layer_line(fixtures_report):
+    report, _ = fixtures_report
+    findings = [f for f in report["findings"] if f["path"] == "fixtures/keras_functional.py"
+                and f["code"] == "XLA001"]
+    assert {("XLA001", f["line"]) for f in findings} == gt.expected(FIXTURES / "keras_functional.py")
+    assert "hashing" in findings[0]["message"]
+    model = gt.load_module(FIXTURES / "keras_functional.py").model
+    jitted = tf.function(lambda ids: model(ids), jit_compile=True)
+    with pytest.raises(Exception, match="AsString|StringToHashBucket"):
+        jitted.experimental_get_compiler_ir(tf.constant([[1, 2, 3, 4]], tf.int64))(stage="hlo")
+
+
+def test_entry_verdicts_agree_with_the_compiler(fixtures_report):
+    report, _ = fixtures_report
+    verdicts = {(e["path"], e["name"]): e["verdict"] for e in report["entries"]}
+    for path in ("examples/train.py", "fixtures/clean_and_untraceable.py"):
+        module = gt.load_module(REPO / path)
+        for name, fn in gt.entries(module).items():
+            expected = "compatible" if gt.compile_error(fn) is None else "incompatible"
+            assert verdicts[(path, name)] == expected, name
+
+
+def test_untraceable_entry_says_what_to_add_and_main_block_never_runs(fixtures_report):
+    report, _ = fixtures_report
+    entry = next(e for e in report["entries"] if e["name"] == "no_signature")
+    assert entry["verdict"] == "unknown"
+    assert "input_signature" in entry["error"] and "--spec" in entry["error"]
+    assert ("fixtures/clean_and_untraceable.py", "normalize") in {
+        (e["path"], e["name"]) for e in report["entries"] if e["verdict"] == "compatible"}
+
+
+def test_named_function_with_specs_is_traced(fixtures_report):
+    report, _ = fixtures_report
+    found = [f for f in report["findings"] if f["entry"] == "plain_helper"]
+    assert [(f["code"], f["line"]) for f in found] == [("XLA102", 17)]
+    assert "argument `k`" in found[0]["message"]
+
+
+def test_json_schema_is_stable(fixtures_report):
+    report, _ = fixtures_report
+    assert set(report) == {"xlalint", "tensorflow", "device", "entries", "findings", "errors"}
+    assert report["device"] == "cpu" and report["tensorflow"].startswith("2.")
+    for entry in report["entries"]:
+        assert set(entry) == {"path", "name", "line", "verdict", "error"}
+        assert entry["verdict"] in {"compatible", "incompatible", "unknown"}
+        blocked = any(f["severity"] == "error" for f in report["findings"]
+                      if f["entry"] == entry["name"] and f["path"] == entry["path"])
+        assert (entry["verdict"] == "incompatible") == blocked or entry["verdict"] == "unknown"
+    for finding in report["findings"]:
+        assert set(finding) == {"code", "name", "severity", "message", "hint", "path", "line", "col",
+                                "entry", "op_type", "op_name"}
+        assert finding["severity"] in {"error", "warning", "info"}
+        assert finding["line"] >= 1 and finding["col"] >= 1
+
+
+def test_text_output_lists_findings_and_summary():
+    done = run_xlalint("fixtures/multi_blocker.py", "--device", "cpu")
+    assert done.returncode == 1
+    assert "fixtures/multi_blocker.py:10:13: XLA001" in done.stdout
+    assert "1 entries checked for XLA on cpu: 0 compatible, 1 incompatible" in done.stdout
+
+
+def test_clean_file_exits_zero():
+    done = run_xlalint("rules/XLA001/good.py", "--device", "cpu")
+    assert done.returncode == 0, done.stdout
+    assert "ready for jit_compile=True" in done.stdout
