@@ -29,7 +29,7 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--spec", action="append", default=[], metavar="DTYPE[DIMS]",
                         help='argument spec for every FILE::NAME given, in order, e.g. "float32[8,224,224,3]"')
     parser.add_argument("--device", choices=DEVICES, default="gpu", help="target XLA device (default: gpu)")
-    parser.add_argument("--format", choices=sorted(EMITTERS), default="text", help="output format")
+    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds to import and trace one file (default: 120)")
     parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")

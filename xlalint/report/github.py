@@ -1,0 +1,30 @@
+"""``--format github``: GitHub Actions workflow commands, shown as annotations on pull requests."""
+
+from __future__ import annotations
+
+from xlalint.results import Report
+
+LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def emit(report: Report) -> str:
+    lines = []
+    for f in sorted(report.findings, key=lambda f: (f.path, f.line, f.col, f.code)):
+        props = (f"file={_escape_property(f.path)},line={f.line},col={f.col},"
+                 f"title={_escape_property(f'{f.code} {f.name}')}")
+        lines.append(f"::{LEVEL[f.severity]} {props}::{_escape_data(f'{f.message}. {f.hint}')}")
+    for e in report.errors:
+        lines.append(f"::error file={_escape_property(e.path)},title=xlalint::{_escape_data(e.message)}")
+    for e in report.entries:
+        if e.verdict == "unknown":
+            lines.append(f"::warning file={_escape_property(e.path)},line={e.line},title=xlalint::"
+                         f"{_escape_data(f'`{e.name}` not checked: {e.error}')}")
+    return "\n".join(lines)
