@@ -82,9 +82,10 @@ def _calls_by_line(path: str) -> dict[int, list[tuple[int, str]]]:
 
 
 def column(path: str, line: int, call_name: str | None) -> int:
-    """1-based column of the call on ``line`` named ``call_name`` (else the first call), or 1."""
+    """1-based column of the call on ``line`` named like ``call_name`` (``gather``, ``reduce_sum``
+    for ``sum``), else of the first call on the line, else 1."""
     calls = sorted(_calls_by_line(path).get(line, []))
     for col, name in calls:
-        if call_name and name == call_name:
+        if call_name and (name == call_name or name.endswith("_" + call_name)):
             return col
     return calls[0][0] if calls else 1

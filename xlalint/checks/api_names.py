@@ -4,6 +4,8 @@ Used to word messages ("`tf.numpy_function` (PyFunc)") and to find the call's
 column on the user's line. Ops not listed are named by their op type alone.
 """
 
+import re
+
 API_OF_OP = {
     "AsString": "tf.strings.as_string",
     "Bincount": "tf.math.bincount",
@@ -46,7 +48,9 @@ def describe(op_type: str) -> str:
     return f"`{api}` ({op_type})" if api else f"`{op_type}`"
 
 
-def call_name(op_type: str) -> str | None:
-    """The name the user's call ends with, e.g. ``numpy_function`` for PyFunc."""
+def call_name(op_type: str) -> str:
+    """The name the user's call ends with: ``numpy_function`` for PyFunc, ``gather`` for GatherV2."""
     api = API_OF_OP.get(op_type)
-    return api.rsplit(".", 1)[-1] if api else None
+    if api:
+        return api.rsplit(".", 1)[-1]
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"V\d+$", "", op_type)).lower()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import networkx as nx
+
 from xlalint.checks.api_names import call_name, describe
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import OpGraph
@@ -24,14 +26,33 @@ def _argument_hits(graph: OpGraph, ctx: Context):
             )
 
 
+def _runtime_nodes(graph: OpGraph) -> set[str]:
+    """Ops that depend on an argument; the rest TensorFlow constant-folds before XLA sees them."""
+    runtime: set[str] = set()
+    for node_id in nx.topological_sort(graph.graph):
+        node = graph.node(node_id)
+        if node["type"] == "Placeholder" or any(inp["src"] in runtime for inp in node["inputs"]):
+            runtime.add(node_id)
+    return runtime
+
+
+def _reported_upstream(node: dict, runtime: set[str]) -> bool:
+    """A runtime string value comes from a string argument or a string op, reported there; the op
+    itself is at fault only where string *constants* meet other runtime values (``tf.gather(names, i)``)."""
+    return any(inp["dtype"] in NO_XLA_TYPE and inp["src"] in runtime for inp in node["inputs"])
+
+
 def check(graph: OpGraph, ctx: Context):
     yield from _argument_hits(graph, ctx)
+    runtime = _runtime_nodes(graph)
     for node in graph.nodes():
         if not ctx.support.has_op(ctx.device, node["type"]):
             continue  # XLA001's finding
         mismatch = ctx.support.dtype_mismatch(ctx.device, node["type"], node["attrs"])
-        # A string tensor comes from a string argument or a string op: reported there already.
-        if mismatch and mismatch[1] not in NO_XLA_TYPE:
+        if mismatch and mismatch[1] in NO_XLA_TYPE and (
+                node["id"] not in runtime or _reported_upstream(node, runtime)):
+            continue
+        if mismatch:
             attr, dtype = mismatch
             yield Hit(
                 "XLA002",
