@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import os
 import re
@@ -28,8 +29,15 @@ class Options:
     timeout: float = 120.0
     select: tuple[str, ...] | None = None  # rule codes to run; None for all
     targets: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)  # path -> name -> specs
-    discover: set[str] = field(default_factory=set)  # paths with named targets also given plainly
+    only_named: set[str] = field(default_factory=set)  # files given only as FILE::NAME: no discovery
     save_graphs: str | None = None  # directory for each traced entry's op graph (JSON)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob (from root) -> code prefixes
+    root: str = "."  # where per-file-ignores globs start (the config file's directory)
+
+    def ignored(self, path: str, code: str) -> bool:
+        rel = os.path.relpath(os.path.abspath(path), self.root)
+        return any(fnmatch.fnmatch(rel, glob) and any(code.startswith(p) for p in prefixes)
+                   for glob, prefixes in self.per_file_ignores.items())
 
 
 def display_path(path: str) -> str:
@@ -102,7 +110,7 @@ def analyze(paths: list[str], options: Options) -> Report:
         elif not skip:
             targets = options.targets.get(path, {})
             requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()],
-                             "discover": not targets or path in options.discover})
+                             "discover": path not in options.only_named})
     if not requests:
         return report
     try:
@@ -149,7 +157,8 @@ def _collect_file(report: Report, result: dict, support, options: Options) -> No
             continue
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
-        findings = _findings_for_entry(raw, result["path"], support, options)
+        findings = [f for f in _findings_for_entry(raw, result["path"], support, options)
+                    if not options.ignored(f.path, f.code)]
         blocked = any(f.severity == "error" for f in findings)
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible"))
         report.findings.extend(findings)

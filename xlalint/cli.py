@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from xlalint import __version__
 from xlalint.analyze import Options, analyze
-from xlalint.checks import RULES
+from xlalint.checks import resolve_codes
+from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
 from xlalint.specs import SpecError, parse_spec
 from xlalint.support import DEVICES
@@ -21,36 +23,33 @@ def _check_parser() -> argparse.ArgumentParser:
         prog="xlalint",
         description="Find what keeps TensorFlow code from compiling under XLA, with the line to change.",
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table. "
+        "Settings can live in pyproject.toml under [tool.xlalint]; flags override them. "
         "Exit codes: 0 nothing blocks XLA, 1 findings or files that could not be checked, 2 usage error "
         "or nothing could be checked.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH[::NAME]",
-                        help="files or directories; FILE::NAME traces that function or model only")
+    parser.add_argument("paths", nargs="*", metavar="PATH[::NAME]",
+                        help="files or directories; FILE::NAME traces that function or model only "
+                        "(default: the entries in [tool.xlalint], else .)")
     parser.add_argument("--spec", action="append", default=[], metavar="DTYPE[DIMS]",
                         help='argument spec for every FILE::NAME given, in order, e.g. "float32[8,224,224,3]"')
-    parser.add_argument("--device", choices=DEVICES, default="gpu", help="target XLA device (default: gpu)")
+    parser.add_argument("--device", choices=DEVICES, help="target XLA device (default: gpu)")
     parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
-    parser.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds to import and trace one file (default: 120)")
+    parser.add_argument("--timeout", type=float, help="seconds to import and trace one file (default: 120)")
     parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
+    parser.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to skip")
+    parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
                         help="write each traced entry's op graph as JSON (for bug reports and TF-free tests)")
     parser.add_argument("--version", action="version", version=f"xlalint {__version__}")
     return parser
 
 
-def _select(text: str | None, parser) -> tuple[str, ...] | None:
-    if not text:
-        return None
-    prefixes = [p.strip().upper() for p in text.split(",") if p.strip()]
-    codes = tuple(code for code in RULES if any(code.startswith(p) for p in prefixes))
-    if not codes:
-        parser.error(f"--select {text!r} matches no rule (known: {', '.join(RULES)})")
-    return codes
+def _codes_list(text: str | None) -> list[str] | None:
+    return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
 
 
 def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
-    """Paths, named targets per file, and files given plainly as well (discover all there)."""
+    """Paths, named targets per file, and the files given only as FILE::NAME (trace just those)."""
     plain, targets, whole = [], {}, set()
     for item in paths:
         path, sep, name = item.partition("::")
@@ -59,7 +58,33 @@ def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
             targets.setdefault(os.path.abspath(path), {})[name] = specs or None
         else:
             whole.add(os.path.abspath(path))
-    return plain, targets, whole
+    return plain, targets, set(targets) - whole
+
+
+def _options(args, parser) -> tuple[list[str], Options]:
+    try:
+        for spec in args.spec:
+            parse_spec(spec)
+        config = load_config(Path(args.config) if args.config else find_config(args.paths))
+        codes = resolve_codes(_codes_list(args.select) or config.select,
+                              _codes_list(args.ignore) or config.ignore)
+    except (SpecError, ConfigError, ValueError) as error:
+        parser.error(str(error))
+    if args.spec and not any("::" in p for p in args.paths):
+        parser.error("--spec needs a target named as FILE::NAME")
+    declared = config_targets(config)
+    paths, targets, only_named = _targets(args.paths or list(declared) or ["."], args.spec)
+    for path, named in declared.items():  # the config's entries join whenever their file is checked
+        for name, specs in named.items():
+            targets.setdefault(path, {}).setdefault(name, specs)
+    options = Options(
+        device=args.device or config.device or "gpu",
+        timeout=args.timeout or config.timeout or 120.0,
+        select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
+        per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
+        root=str(config.root),
+    )
+    return paths, options
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,16 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return _ops_main(argv[1:])
     parser = _check_parser()
     args = parser.parse_args(argv)
-    try:
-        for spec in args.spec:
-            parse_spec(spec)
-    except SpecError as error:
-        parser.error(str(error))
-    if args.spec and not any("::" in p for p in args.paths):
-        parser.error("--spec needs a target named as FILE::NAME")
-    paths, targets, whole = _targets(args.paths, args.spec)
-    options = Options(device=args.device, timeout=args.timeout, select=_select(args.select, parser),
-                      targets=targets, discover=whole, save_graphs=args.save_graphs)
+    paths, options = _options(args, parser)
     report = analyze(paths, options)
     print(EMITTERS[args.format](report))
     if not report.entries:

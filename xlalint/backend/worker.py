@@ -47,7 +47,7 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
     targets = {t["name"]: ([parse_spec(s) for s in t["specs"]] if t.get("specs") else None)
                for t in request.get("targets", [])}
     entries = []
-    for candidate in discover(module, source, targets, request.get("discover", not targets)):
+    for candidate in discover(module, source, targets, request["discover"]):
         entry = {"name": candidate.name, "line": candidate.line, "kind": candidate.kind,
                  "jit_compile": candidate.jit_compile, "error": candidate.reason, "graph": None}
         if candidate.trace is not None:

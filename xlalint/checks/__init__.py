@@ -24,6 +24,18 @@ RULES: dict[str, Rule] = {
 }
 
 
+def resolve_codes(select: list[str] | None, ignore: list[str] = ()) -> tuple[str, ...]:
+    """Rule codes matching any ``select`` prefix (all when None) and no ``ignore`` prefix."""
+    for prefix in [*(select or []), *ignore]:
+        if not any(code.startswith(prefix.upper()) for code in RULES):
+            raise ValueError(f"{prefix!r} matches no rule code (known: {', '.join(RULES)})")
+
+    def matches(code, prefixes):
+        return any(code.startswith(p.upper()) for p in prefixes)
+
+    return tuple(c for c in RULES if (select is None or matches(c, select)) and not matches(c, ignore))
+
+
 def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
     """Hits of every rule (or of ``codes``), each check function run once."""
     wanted = set(codes) if codes is not None else set(RULES)
@@ -31,4 +43,4 @@ def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
     return [hit for check in checks for hit in check(graph, ctx) if hit.code in wanted]
 
 
-__all__ = ["Context", "Hit", "Rule", "RULES", "run_checks"]
+__all__ = ["Context", "Hit", "Rule", "RULES", "resolve_codes", "run_checks"]

@@ -1,0 +1,59 @@
+"""[tool.xlalint] in pyproject.toml: found upward, validated, overridden by flags."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import REPO, run_json, run_xlalint
+from xlalint.config import ConfigError, find_config, load_config
+
+
+def _project(tmp_path, table: str):
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n\n[tool.xlalint]\n{table}\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(REPO / "fixtures/multi_blocker.py", src / "blockers.py")
+    shutil.copy(REPO / "fixtures/clean_and_untraceable.py", src / "helpers.py")
+    return src
+
+
+def test_config_is_found_upward_and_validated(tmp_path):
+    src = _project(tmp_path, 'device = "cpu"\ntimeout = 30\nselect = ["XLA0"]')
+    config = load_config(find_config([str(src / "blockers.py")]))
+    assert (config.device, config.timeout, config.select) == ("cpu", 30.0, ["XLA0"])
+
+
+@pytest.mark.parametrize("table, message", [
+    ('devise = "cpu"', "unknown key `devise`"),
+    ('device = "fpga"', "`device` must be one of cpu, gpu, tpu"),
+    ("timeout = -1", "`timeout` must be a positive number"),
+    ('select = "XLA001"', "`select` must be a list of strings"),
+    ('entries = ["train.py"]', 'must look like "file.py::name"'),
+    ('specs = {"a.py::f" = ["float32[x]"]}', "specs.a.py::f"),
+])
+def test_bad_config_names_the_key(tmp_path, table, message):
+    src = _project(tmp_path, table)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        load_config(find_config([str(src)]))
+    done = run_xlalint(str(src), cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr
+
+
+def test_config_entries_specs_ignores_and_flag_override(tmp_path):
+    src = _project(tmp_path, "\n".join([
+        'device = "cpu"',
+        'entries = ["src/helpers.py::plain_helper"]',
+        'specs = {"src/helpers.py::plain_helper" = ["float32[4,6]", "int32[]"]}',
+        'per-file-ignores = {"src/blockers.py" = ["XLA001"]}',
+    ]))
+    report, code = run_json(cwd=tmp_path)  # no paths: the declared entries' files
+    assert report["device"] == "cpu"
+    assert [(f["entry"], f["code"]) for f in report["findings"]] == [("plain_helper", "XLA102")]
+    report, _ = run_json(str(src), "--device", "gpu", cwd=tmp_path)
+    assert report["device"] == "gpu"
+    assert not [f for f in report["findings"] if f["path"].endswith("blockers.py")]  # per-file-ignores
+    assert "plain_helper" in {f["entry"] for f in report["findings"]}
+    report, _ = run_json(str(src), "--ignore", "XLA1", cwd=tmp_path)
+    assert not [f for f in report["findings"] if f["code"].startswith("XLA1")]
