@@ -138,9 +138,9 @@ def save_entry(directory: str, path: str, raw: dict, tensorflow: str) -> None:
         json.dump({**raw, "path": display_path(path), "tensorflow": tensorflow}, out, indent=1)
 
 
-def findings_for_saved_entry(saved: dict, options: Options) -> list[Finding]:
-    """Rerun the rules on an entry written by ``save_entry`` (no TensorFlow needed)."""
-    return _findings_for_entry(saved, saved["path"], load_support(saved["tensorflow"]), options)
+def findings_for_traced_entry(raw: dict, path: str, tensorflow: str, options: Options) -> list[Finding]:
+    """The rules' findings on one traced entry, e.g. one written by ``save_entry`` (no TensorFlow needed)."""
+    return _findings_for_entry(raw, path, load_support(tensorflow), options)
 
 
 def _collect_file(report: Report, result: dict, support, options: Options) -> None:

@@ -7,6 +7,7 @@ layer that made it and the user line that constructed that layer.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import traceback
 from dataclasses import dataclass
@@ -45,6 +46,24 @@ class LayerRecorder:
         self._sites: dict[int, tuple[str, int]] = {}
         self._op_layer: dict[tuple[int, str], LayerSite] = {}
         self._layers: list = []  # keeps recorded layers alive so ids stay unique
+
+    def add_site(self, layer, file: str, line: int) -> None:
+        """Record a site for a layer built before the hooks were installed."""
+        self._sites.setdefault(id(layer), (file, line))
+        self._layers.append(layer)
+
+    @contextlib.contextmanager
+    def installed(self):
+        """The hooks for the duration of a ``with`` block (in-process use), then the originals."""
+        import keras
+
+        layer_cls = keras.layers.Layer
+        originals = layer_cls.__init__, layer_cls.__call__
+        self.install()
+        try:
+            yield self
+        finally:
+            layer_cls.__init__, layer_cls.__call__ = originals
 
     def install(self) -> None:
         import keras

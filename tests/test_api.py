@@ -1,0 +1,63 @@
+"""The Python API, in-process on objects the test already holds."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import tensorflow as tf
+
+import groundtruth as gt
+import xlalint
+from conftest import REPO
+
+FIXTURES = REPO / "fixtures"
+
+
+def test_check_reports_every_blocker_of_a_tf_function_at_its_line():
+    fn = gt.load_module(FIXTURES / "multi_blocker.py").preprocess_and_score
+    report = xlalint.check(fn, device="cpu")
+    assert not report.ok and report.entries[0].verdict == "incompatible"
+    assert {(f.code, f.line) for f in report.findings} == gt.expected(FIXTURES / "multi_blocker.py")
+    assert all(f.path.endswith("multi_blocker.py") and f.op_type for f in report.findings)
+    assert gt.compile_error(fn) is not None
+
+
+def test_check_plain_function_with_specs_of_each_kind_agrees_with_compiler():
+    def scale(x, n):
+        return tf.reshape(x * 2.0, [n, -1])
+
+    for specs in (("float32[4,6]", "int32[]"),
+                  (tf.TensorSpec([4, 6], tf.float32), tf.TensorSpec([], tf.int32)),
+                  (tf.ones([4, 6]), tf.constant(2))):
+        report = xlalint.check(scale, *specs, device="cpu")
+        assert report.ok and [f.code for f in report.findings] == ["XLA102"]
+    jitted = tf.function(scale, jit_compile=True)
+    assert jitted(tf.ones([4, 6]), tf.constant(2)).shape == (2, 12)  # compiles, specialized on n
+
+
+def test_check_keras_model_names_the_layer_at_the_calling_line():
+    model = gt.load_module(FIXTURES / "keras_functional.py").model
+    report = xlalint.check(model, device="cpu")
+    assert not report.ok
+    finding = report.findings[0]
+    assert "hashing" in finding.message and os.path.abspath(finding.path) == __file__
+    with pytest.raises(Exception, match="AsString|StringToHashBucket"):
+        tf.function(model, jit_compile=True).experimental_get_compiler_ir(
+            tf.constant([[1, 2, 3, 4]], tf.int64))(stage="hlo")
+
+
+def test_assert_xla_compatible_lists_findings_or_passes():
+    good = gt.load_module(REPO / "rules/XLA001/good.py").scale_on_device
+    assert xlalint.assert_xla_compatible(good, device="cpu").ok
+    bad = gt.load_module(FIXTURES / "multi_blocker.py").preprocess_and_score
+    with pytest.raises(AssertionError) as failure:
+        xlalint.assert_xla_compatible(bad, device="cpu")
+    assert failure.value.args[0].count("XLA001") == 4 and "multi_blocker.py:10:13" in failure.value.args[0]
+
+
+def test_check_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="device"):
+        xlalint.check(lambda x: x, "float32[2]", device="fpga")
+    with pytest.raises(ValueError, match="input_signature"):
+        xlalint.check(tf.function(lambda x: x))

@@ -1,0 +1,49 @@
+"""Python API for users' own test suites.
+
+    import xlalint
+    report = xlalint.check(train_step, "float32[8,28,28,1]", "int32[8]", device="gpu")
+    assert report.ok, report.findings
+    xlalint.assert_xla_compatible(model)   # pytest-friendly
+
+Runs in the caller's process on an object already imported (TensorFlow is
+imported here only when ``check`` is called).
+"""
+
+from __future__ import annotations
+
+from xlalint.analyze import Options, findings_for_traced_entry
+from xlalint.checks import resolve_codes
+from xlalint.config import DEVICES, MODES
+from xlalint.results import Entry, Report
+
+
+def check(fn_or_model, *specs, device: str = "gpu", mode: str = "jit", select=None, ignore=()) -> Report:
+    """Trace ``fn_or_model`` and run every rule on it.
+
+    ``specs`` give the arguments: spec strings (``"float32[8,16]"``), ``tf.TensorSpec``s or
+    example tensors/arrays. Without them a ``tf.function`` needs an ``input_signature`` and a
+    Keras model uses its inputs.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    from xlalint.backend.inprocess import trace_object
+
+    raw, path, tensorflow = trace_object(fn_or_model, specs)
+    options = Options(device=device, select=resolve_codes(select, list(ignore)))
+    findings = findings_for_traced_entry(raw, path, tensorflow, options)
+    verdict = "incompatible" if any(f.severity == "error" for f in findings) else "compatible"
+    report = Report(device=device, tensorflow=tensorflow, findings=findings)
+    report.entries.append(Entry(findings[0].path if findings else path, raw["name"], raw["line"], verdict))
+    return report
+
+
+def assert_xla_compatible(fn_or_model, *specs, device: str = "gpu", **kwargs) -> Report:
+    """Fail (AssertionError) when anything blocks XLA; the message lists every finding with its line."""
+    report = check(fn_or_model, *specs, device=device, **kwargs)
+    if not report.ok:
+        lines = [f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}" for f in report.findings]
+        raise AssertionError(f"{report.entries[0].name} would not compile under XLA on {device}:\n"
+                             + "\n".join(lines))
+    return report

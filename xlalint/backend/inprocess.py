@@ -1,0 +1,57 @@
+"""Trace an object the caller already holds (a function, tf.function or Keras model), in this process."""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+
+import keras
+import tensorflow as tf
+
+from xlalint.backend.discover import Candidate, _function_candidate, _model_candidate
+from xlalint.backend.frames import user_frames
+from xlalint.backend.graph_export import export_graph
+from xlalint.backend.keras_sites import LayerRecorder
+from xlalint.specs import Spec, parse_spec
+
+
+def _as_spec(value) -> Spec:
+    """A Spec from a spec string, a tf.TensorSpec, or a concrete tensor/array (its dtype and shape)."""
+    if isinstance(value, str):
+        return parse_spec(value)
+    if not isinstance(value, tf.TensorSpec):
+        value = tf.TensorSpec.from_tensor(tf.convert_to_tensor(value))
+    shape = None if value.shape.rank is None else tuple(value.shape.as_list())
+    return Spec(value.dtype.name, shape)
+
+
+def _caller_site() -> tuple[str, int]:
+    """The innermost user frame on the stack: the line that called ``xlalint.check``."""
+    frames = user_frames(traceback.extract_stack())
+    return (frames[-1][0], frames[-1][1]) if frames else ("<unknown>", 1)
+
+
+def trace_object(obj, specs: tuple) -> tuple[dict, str, str]:
+    """``(raw entry with graph, source path, tensorflow version)`` for ``obj`` traced with ``specs``.
+
+    Layers of a model built before this call have no construction site: their ops are
+    placed at the line that called ``check``, with the layer named in the message.
+    """
+    given = [_as_spec(s) for s in specs] or None
+    name = getattr(obj, "name", None) or getattr(obj, "__name__", type(obj).__name__)
+    path, line = _caller_site()
+    recorder = LayerRecorder()
+    if isinstance(obj, keras.Model):
+        candidate: Candidate = _model_candidate(name, obj, line, given)
+        for layer in obj._flatten_layers(include_self=False):  # noqa: SLF001 - every nested layer
+            recorder.add_site(layer, path, line)
+    else:
+        candidate = _function_candidate(name, obj, line, given)
+        path = inspect.getsourcefile(getattr(obj, "python_function", obj)) or path
+    if candidate.trace is None:
+        raise ValueError(candidate.reason)
+    with recorder.installed():
+        concrete, num_args = candidate.trace()
+    raw = {"name": name, "line": candidate.line, "kind": candidate.kind, "signature": candidate.signature,
+           "graph": export_graph(concrete, num_args, recorder.layer_of)}
+    return raw, path, tf.__version__
