@@ -23,15 +23,30 @@ _BUILDER_NAME = re.compile(r"^((build|make|create|get|new)_?\w*model\w*|model_fn
 
 @dataclass
 class Candidate:
-    """Something traceable, or a reason why it is not."""
+    """Something traceable (``function`` with ``specs``), or a ``reason`` why it is not."""
 
     name: str
     line: int
     kind: str
-    trace: object = None  # () -> (concrete_function, num_args); None when not traceable
+    function: object = None  # the tf.function to trace; None when not traceable
+    python_function: object = None  # the plain callable behind it (for compiling it ourselves)
+    specs: list = field(default_factory=list)  # flat tf.TensorSpecs of the arguments
+    use_signature: bool = False  # trace with the function's own input_signature
     reason: str | None = None
     jit_compile: bool | None = None
-    signature: list = field(default_factory=list)
+
+    @property
+    def traceable(self) -> bool:
+        return self.function is not None
+
+    @property
+    def signature(self) -> list[dict]:
+        return [_spec_json(s) for s in self.specs]
+
+    def trace(self):
+        """``(concrete_function, number of arguments)``."""
+        args = () if self.use_signature else self.specs
+        return self.function.get_concrete_function(*args), len(self.specs)
 
 
 def _module_level_lines(source: str) -> dict[str, int]:
@@ -80,13 +95,8 @@ def _function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> C
     python_fn = getattr(fn, "python_function", fn)
     line = _def_line(python_fn, line)
     if specs is not None:
-        tensor_specs = [_tensor_spec(s) for s in specs]
-        traced = fn if is_tf else tf.function(fn)
-        return Candidate(
-            name, line, "function",
-            trace=lambda: (traced.get_concrete_function(*tensor_specs), len(tensor_specs)),
-            jit_compile=jit, signature=[_spec_json(s) for s in tensor_specs],
-        )
+        return Candidate(name, line, "function", function=fn if is_tf else tf.function(fn),
+                         python_function=python_fn, specs=[_tensor_spec(s) for s in specs], jit_compile=jit)
     signature = getattr(fn, "input_signature", None) if is_tf else None
     if signature is None:
         what = "tf.function" if is_tf else "function"
@@ -95,12 +105,8 @@ def _function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> C
             reason=f"{what} `{name}` has no input_signature: add input_signature=[tf.TensorSpec(...)] "
             f"or name it with specs, e.g. `xlalint FILE::{name} --spec \"float32[8,16]\"`",
         )
-    flat = tf.nest.flatten(signature)
-    return Candidate(
-        name, line, "function",
-        trace=lambda: (fn.get_concrete_function(), len(flat)),
-        jit_compile=jit, signature=[_spec_json(s) for s in flat],
-    )
+    return Candidate(name, line, "function", function=fn, python_function=python_fn,
+                     specs=tf.nest.flatten(signature), use_signature=True, jit_compile=jit)
 
 
 def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Candidate:
@@ -123,11 +129,8 @@ def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> C
     def forward(*xs):
         return model(xs[0] if len(xs) == 1 else list(xs), training=False)
 
-    return Candidate(
-        name, line, "keras-model",
-        trace=lambda: (tf.function(forward).get_concrete_function(*tensor_specs), len(tensor_specs)),
-        signature=[_spec_json(s) for s in tensor_specs],
-    )
+    return Candidate(name, line, "keras-model", function=tf.function(forward), python_function=forward,
+                     specs=tensor_specs)
 
 
 def _method_candidates(name: str, obj, line: int) -> list[Candidate]:

@@ -48,7 +48,7 @@ def trace_object(obj, specs: tuple) -> tuple[dict, str, str]:
     else:
         candidate = _function_candidate(name, obj, line, given)
         path = inspect.getsourcefile(getattr(obj, "python_function", obj)) or path
-    if candidate.trace is None:
+    if not candidate.traceable:
         raise ValueError(candidate.reason)
     with recorder.installed():
         concrete, num_args = candidate.trace()

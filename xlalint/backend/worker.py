@@ -50,7 +50,7 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
     for candidate in discover(module, source, targets, request["discover"]):
         entry = {"name": candidate.name, "line": candidate.line, "kind": candidate.kind,
                  "jit_compile": candidate.jit_compile, "error": candidate.reason, "graph": None}
-        if candidate.trace is not None:
+        if candidate.traceable:
             try:
                 concrete, num_args = candidate.trace()
                 entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
