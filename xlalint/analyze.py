@@ -45,11 +45,17 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def is_saved_model(path: str) -> bool:
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "saved_model.pb"))
+
+
 def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
-    """Python files to check: the given files, and every ``.py`` under given directories."""
+    """What to check: given files and SavedModel directories, and every ``.py`` under other directories."""
     files, errors = [], []
     for path in paths:
-        if os.path.isdir(path):
+        if is_saved_model(path):
+            files.append(path)
+        elif os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
                 files.extend(os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
@@ -104,6 +110,9 @@ def analyze(paths: list[str], options: Options) -> Report:
     explicit = {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets)
     requests = []
     for path in files:
+        if is_saved_model(path):
+            requests.append({"path": path, "saved_model": True, "targets": [], "discover": True})
+            continue
         error, skip = _precheck(path, path in explicit)
         if error:
             report.errors.append(FileError(display_path(path), error))

@@ -53,7 +53,7 @@ def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
         return Location(path, line)
     if layer:
         return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
-    return fallback
+    return Location(fallback.path, fallback.line, f"node `{node['name']}` in function `{node['function']}`")
 
 
 class _CallCollector(cst.CSTVisitor):

@@ -40,6 +40,6 @@ def user_frames(frames) -> list[list]:
     """``[[file, line, function], ...]`` of the user frames, outermost first."""
     return [
         [os.path.realpath(f.filename), f.lineno, getattr(f, "name", "")]
-        for f in frames
+        for f in frames or ()
         if is_user_file(f.filename)
     ]

@@ -66,9 +66,33 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def _trace_saved_model(path: str) -> list[dict]:
+    """One entry per serving signature; a SavedModel has no source, so no frames."""
+    import tensorflow as tf
+
+    from xlalint.backend.graph_export import export_graph
+
+    loaded = tf.saved_model.load(path)
+    entries = []
+    for key, concrete in sorted(loaded.signatures.items()):
+        specs = tf.nest.flatten(concrete.structured_input_signature)
+        entries.append({"name": key, "line": 1, "kind": "saved-model-signature", "jit_compile": None,
+                        "error": None, "signature": [
+                            {"dtype": s.dtype.name, "shape": None if s.shape.rank is None else s.shape.as_list()}
+                            for s in specs],
+                        "graph": export_graph(concrete, len(specs), lambda graph, op_name: None)})
+    return entries
+
+
 def check_file(request: dict, recorder) -> dict:
     path = request["path"]
     result = {"type": "file", "path": path, "entries": [], "error": None}
+    if request.get("saved_model"):
+        try:
+            result["entries"] = _trace_saved_model(path)
+        except Exception as error:
+            result["error"] = f"loading the SavedModel failed: {type(error).__name__}: {_first_line(error)}"
+        return result
     try:
         with open(path, encoding="utf-8") as handle:
             source = handle.read()
