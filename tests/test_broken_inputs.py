@@ -33,7 +33,7 @@ def test_a_hanging_module_times_out_and_the_next_file_is_still_checked():
 def test_directory_scan_skips_files_without_tensorflow(tmp_path):
     (tmp_path / "util.py").write_text("def add(a, b):\n    return a + b\n")
     report, code = run_json(str(tmp_path))
-    assert report["errors"] == [] and report["entries"] == [] and code == 2
+    assert report["errors"] == [] and report["entries"] == [] and code == 0
 
 
 def test_file_without_tensorflow_named_explicitly_is_an_error():

@@ -33,6 +33,7 @@ class Options:
     save_graphs: str | None = None  # directory for each traced entry's op graph (JSON)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob (from root) -> code prefixes
     root: str = "."  # where per-file-ignores globs start (the config file's directory)
+    skip_untraceable: bool = False  # named files without TensorFlow or entry points are skipped quietly
 
     def ignored(self, path: str, code: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)
@@ -107,7 +108,8 @@ def analyze(paths: list[str], options: Options) -> Report:
     """Check ``paths``; per-file problems become ``report.errors``, never exceptions."""
     report = Report(device=options.device)
     files, report.errors = collect_files(paths)
-    explicit = {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets)
+    explicit = set() if options.skip_untraceable else (
+        {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
     requests = []
     for path in files:
         if is_saved_model(path):
@@ -134,7 +136,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     report.tensorflow = traced.tensorflow
     support = load_support(traced.tensorflow)
     for request in requests:
-        _collect_file(report, traced.files[request["path"]], support, options)
+        _collect_file(report, traced.files[request["path"]], support, options, request["path"] in explicit)
     return report
 
 
@@ -152,12 +154,13 @@ def findings_for_traced_entry(raw: dict, path: str, tensorflow: str, options: Op
     return _findings_for_entry(raw, path, load_support(tensorflow), options)
 
 
-def _collect_file(report: Report, result: dict, support, options: Options) -> None:
+def _collect_file(report: Report, result: dict, support, options: Options, explicit: bool) -> None:
+    """Add one file's entries and findings; a file found by a directory scan may have no entry."""
     path = display_path(result["path"])
     if result["error"]:
         report.errors.append(FileError(path, result["error"]))
         return
-    if not result["entries"]:
+    if not result["entries"] and explicit:
         report.errors.append(FileError(path, NOTHING_FOUND))
         return
     for raw in result["entries"]:

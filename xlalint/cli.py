@@ -25,7 +25,7 @@ def _check_parser() -> argparse.ArgumentParser:
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table. "
         "Settings can live in pyproject.toml under [tool.xlalint]; flags override them. "
         "Exit codes: 0 nothing blocks XLA, 1 findings or files that could not be checked, 2 usage error "
-        "or nothing could be checked.",
+        "or no file could be checked.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH[::NAME]",
                         help="files or directories; FILE::NAME traces that function or model only "
@@ -37,6 +37,9 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, help="seconds to import and trace one file (default: 120)")
     parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to skip")
+    parser.add_argument("--skip-untraceable", action="store_true",
+                        help="skip named files without TensorFlow or entry points instead of reporting them "
+                        "(for pre-commit, which passes every changed file)")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
                         help="write each traced entry's op graph as JSON (for bug reports and TF-free tests)")
@@ -82,7 +85,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
         timeout=args.timeout or config.timeout or 120.0,
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
-        root=str(config.root),
+        root=str(config.root), skip_untraceable=args.skip_untraceable,
     )
     return paths, options
 
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     paths, options = _options(args, parser)
     report = analyze(paths, options)
     print(EMITTERS[args.format](report))
-    if not report.entries:
+    if not report.entries and report.errors:
         return EXIT_USAGE
     if not report.ok or report.errors or any(e.verdict == "unknown" for e in report.entries):
         return EXIT_FINDINGS

@@ -29,6 +29,8 @@ def emit(report: Report) -> str:
 
 
 def _summary(report: Report) -> list[str]:
+    if not report.entries and not report.errors:
+        return ["nothing to check: no file with TensorFlow entry points found"]
     verdicts = Counter(e.verdict for e in report.entries)
     lines = [
         f"{len(report.entries)} entries checked for XLA on {report.device}: "
