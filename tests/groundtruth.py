@@ -86,8 +86,9 @@ def hlo(fn, variant: int = 0) -> str:
 
 
 def hlo_body(text: str) -> str:
-    """HLO text without the module name line, which always differs."""
-    return "\n".join(line for line in text.splitlines() if not line.startswith("HloModule"))
+    """HLO text without what differs between any two traces: the module line and numbered names."""
+    lines = (line for line in text.splitlines() if not line.startswith("HloModule"))
+    return re.sub(r"_\d+", "_N", "\n".join(lines))
 
 
 def refuses_unknown_dims(fn) -> bool:

@@ -26,7 +26,7 @@ def distinct_ids(ids):
 
 @tf.function(input_signature=[tf.TensorSpec([16, 4], tf.float32), tf.TensorSpec([16], tf.float32)])
 def detect(boxes, scores):
-    selected = tf.image.non_max_suppression(boxes, scores, max_output_size=8, iou_threshold=0.5)  # expect: XLA103
+    selected = tf.image.non_max_suppression(boxes, scores, max_output_size=8)  # expect: XLA103
     return tf.gather(boxes, selected)
 
 

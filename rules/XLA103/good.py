@@ -42,10 +42,13 @@ def detect(boxes, scores):
     """Greedy NMS over all 16 boxes, then the first 8 survivors, padded with zero boxes."""
     order = tf.argsort(scores, direction="DESCENDING", stable=True)
     iou = _pairwise_iou(tf.gather(boxes, order))
-    keep = tf.ones([16], tf.bool)
-    for i in tf.range(16):
+
+    def suppress(i, keep, iou):  # box i, if still kept, drops every later box that overlaps it
         later = tf.range(16) > i
-        keep = keep & ~(later & (tf.gather(iou, i) > 0.5) & tf.gather(keep, i))
+        return i + 1, keep & ~(later & (tf.gather(iou, i) > 0.5) & tf.gather(keep, i)), iou
+
+    start = (0, tf.ones([16], tf.bool), iou)
+    _, keep, _ = tf.while_loop(lambda i, keep, iou: i < 16, suppress, start)
     keep = keep & (tf.cumsum(tf.cast(keep, tf.int32)) <= 8)
     first = tf.argsort(tf.cast(keep, tf.int32), direction="DESCENDING", stable=True)[:8]
     count = tf.reduce_sum(tf.cast(keep, tf.int32))

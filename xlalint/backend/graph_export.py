@@ -44,6 +44,20 @@ def _type_attrs_and_calls(op):
     return types, calls
 
 
+SMALL_CONSTANT = 16  # integer constants up to this many elements keep their value (strides, axes...)
+
+
+def _small_int_value(op):
+    if op.type != "Const" or not op.outputs[0].dtype.is_integer:
+        return None
+    shape = op.outputs[0].shape
+    if shape.num_elements() is None or shape.num_elements() > SMALL_CONSTANT:
+        return None
+    from tensorflow.python.framework import tensor_util
+
+    return tensor_util.MakeNdarray(op.get_attr("value")).reshape(-1).tolist()
+
+
 def export_graph(concrete_function, num_args: int, layer_of) -> dict:
     """JSON-ready op graph of ``concrete_function`` and everything it calls."""
     root = concrete_function.graph
@@ -88,6 +102,7 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
                     "outputs": [{"dtype": t.dtype.name, "shape": _shape(t.shape)} for t in op.outputs],
                     "frames": user_frames(op.traceback),
                     "layer": layer,
+                    "value": _small_int_value(op),
                 }
             )
             for fnames in calls.values():

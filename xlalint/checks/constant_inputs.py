@@ -25,15 +25,17 @@ WHILE_OPS = frozenset({"While", "StatelessWhile"})
 BRANCH_OPS = frozenset({"If", "StatelessIf", "Case", "StatelessCase"})
 CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
 PASS_THROUGH = frozenset({"Identity", "IdentityN"})
-# Inputs the compiler accepts as bounded-dynamic values instead of constants.
-DYNAMIC_OK = frozenset({("TopKV2", "k"), ("Slice", "begin"), ("StridedSlice", "begin")})
+# Inputs the compiler accepts as bounded-dynamic values when they can never be constant
+# (an argument's value is still baked in: XLA102). StridedSlice only with unit strides.
+DYNAMIC_OK = frozenset({("TopKV2", "k"), ("Slice", "begin"), ("Slice", "size")})
+UNIT_STRIDE_DYNAMIC_OK = frozenset({("StridedSlice", "begin"), ("StridedSlice", "end")})
 
 
 def _is_random(op_type: str) -> bool:
     return "Random" in op_type or op_type in {"Multinomial", "TruncatedNormal", "StatelessMultinomial"}
 
 
-class _Tracer:
+class ValueTracer:
     """Classifies values as CONSTANT, SPECIALIZED or NEVER, with the reason."""
 
     def __init__(self, graph: OpGraph, metadata_ops: frozenset):
@@ -65,7 +67,13 @@ class _Tracer:
         if _is_random(op_type):
             return NEVER, f"the random op {op_type}{_at(node)}"
         if op_type in WHILE_OPS:
+            if self._loop_invariant(node, index):
+                inp = node["inputs"][index]
+                if self.value(inp["src"], inp["index"])[0] == CONSTANT:
+                    return CONSTANT, ""  # XLA forwards a constant the loop never changes
             return NEVER, f"the result of the while loop{_at(node)}"
+        if op_type in BRANCH_OPS:
+            return self._branch_output(node, index)
         if op_type in ("ReadVariableOp", "ResourceGather", "VarHandleOp"):
             return SPECIALIZED, f"the value of a variable{_at(node)}"
         if op_type in CALL_OPS:
@@ -75,6 +83,20 @@ class _Tracer:
         if not node["inputs"]:
             return NEVER, f"{op_type}{_at(node)}, which XLA cannot evaluate at compile time"
         return self._worst_input(node)
+
+    def _branch_output(self, node: dict, index: int) -> tuple[int, str]:
+        """An If/Case result: constant only if the predicate and every branch's result are
+        (which branch a compile-time predicate picks is not evaluated: the worst one counts)."""
+        pred = node["inputs"][0]
+        worst = self.value(pred["src"], pred["index"])
+        for names in node["calls"].values():  # then_branch/else_branch, or branches
+            for name in names:
+                if name in self.graph.functions:
+                    src, out = self.graph.functions[name]["outputs"][index]
+                    result = self.value(src, out)
+                    if result[0] > worst[0]:
+                        worst = result
+        return worst
 
     def _argument(self, node: dict) -> tuple[int, str]:
         function = node["function"]
@@ -118,23 +140,47 @@ def _at(node: dict) -> str:
     return f" (line {frames[-1][1]})" if frames else ""
 
 
-def _constant_inputs(graph: OpGraph, ctx: Context):
+def _small_value(graph: OpGraph, node_id: str) -> list | None:
+    """The value of a small integer constant, also when packed (``tf.stack``) or passed on."""
+    node = graph.node(node_id)
+    if node["type"] == "Const":
+        return node.get("value")
+    if node["type"] in ("Pack", *PASS_THROUGH) and node["inputs"]:
+        parts = [_small_value(graph, inp["src"]) for inp in node["inputs"]]
+        return None if None in parts else [v for part in parts for v in part]
+    return None
+
+
+def _accepts_dynamic(graph: OpGraph, node: dict, arg: str) -> bool:
+    key = (node["type"], arg)
+    if key in DYNAMIC_OK:
+        return True
+    if key in UNIT_STRIDE_DYNAMIC_OK:
+        strides = next((i for i in node["inputs"] if i["arg"] == "strides"), None)
+        value = _small_value(graph, strides["src"]) if strides else None
+        return value is not None and all(v == 1 for v in value)
+    return False
+
+
+def constant_inputs(graph: OpGraph, ctx: Context):
     """``(node, input, verdict, reason)`` for every compile-time-constant input."""
-    tracer = _Tracer(graph, ctx.support.metadata_ops)
+    tracer = ValueTracer(graph, ctx.support.metadata_ops)
     for node in graph.nodes():
         needed = ctx.support.const_inputs.get(node["type"])
         if not needed:
             continue
         for inp in node["inputs"]:
-            if inp["arg"] in needed and (node["type"], inp["arg"]) not in DYNAMIC_OK:
+            if inp["arg"] in needed:
                 verdict, reason = tracer.value(inp["src"], inp["index"])
+                if verdict == NEVER and _accepts_dynamic(graph, node, inp["arg"]):
+                    continue  # compiled as a bounded dynamic value
                 if verdict != CONSTANT:
                     yield node, inp, verdict, reason
 
 
 def check(graph: OpGraph, ctx: Context):
     seen = set()
-    for node, inp, verdict, reason in _constant_inputs(graph, ctx):
+    for node, inp, verdict, reason in constant_inputs(graph, ctx):
         if (node["id"], inp["arg"]) in seen:
             continue
         seen.add((node["id"], inp["arg"]))
