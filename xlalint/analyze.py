@@ -8,6 +8,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from xlalint.checks import RULES, Context, run_checks
 from xlalint.opgraph import OpGraph
@@ -34,6 +35,7 @@ class Options:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob (from root) -> code prefixes
     root: str = "."  # where per-file-ignores globs start (the config file's directory)
     skip_untraceable: bool = False  # named files without TensorFlow or entry points are skipped quietly
+    progress: Callable[[str], None] | None = None  # told each file as tracing starts
 
     def ignored(self, path: str, code: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)
@@ -125,7 +127,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     if not requests:
         return report
     try:
-        traced = run_worker(requests, options.timeout)
+        traced = run_worker(requests, options.timeout, options.progress)
     except WorkerError as error:
         message = str(error)
         if "TensorFlow cannot be imported" in message:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from xlalint import __version__
-from xlalint.analyze import Options, analyze
+from xlalint.analyze import Options, analyze, display_path
 from xlalint.checks import resolve_codes
 from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
@@ -40,6 +40,7 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-untraceable", action="store_true",
                         help="skip named files without TensorFlow or entry points instead of reporting them "
                         "(for pre-commit, which passes every changed file)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
                         help="write each traced entry's op graph as JSON (for bug reports and TF-free tests)")
@@ -64,6 +65,11 @@ def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
     return plain, targets, set(targets) - whole
 
 
+def _show_progress(path: str) -> None:
+    sys.stderr.write(f"\rxlalint: tracing {display_path(path)}\033[K")
+    sys.stderr.flush()
+
+
 def _options(args, parser) -> tuple[list[str], Options]:
     try:
         for spec in args.spec:
@@ -86,6 +92,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
         root=str(config.root), skip_untraceable=args.skip_untraceable,
+        progress=None if args.quiet or not sys.stderr.isatty() else _show_progress,
     )
     return paths, options
 
@@ -98,7 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths, options = _options(args, parser)
     report = analyze(paths, options)
-    print(EMITTERS[args.format](report))
+    if options.progress:
+        sys.stderr.write("\r\033[K")
+    if args.format == "text":
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        print(EMITTERS["text"](report, color=color))
+    else:
+        print(EMITTERS[args.format](report))
     if not report.entries and report.errors:
         return EXIT_USAGE
     if not report.ok or report.errors or any(e.verdict == "unknown" for e in report.entries):

@@ -68,8 +68,11 @@ def _death(proc: subprocess.Popen, log) -> str:
     return f"the traced module {how}" + (f": {tail}" if tail else "")
 
 
-def run_worker(requests: list[dict], timeout: float) -> WorkerResult:
-    """Trace each file request; returns per-file results, errors included."""
+def run_worker(requests: list[dict], timeout: float, progress=None) -> WorkerResult:
+    """Trace each file request; returns per-file results, errors included.
+
+    ``progress(path)`` is called as the worker starts on each file.
+    """
     results: dict[str, dict] = {}
     tensorflow = None
     pending = list(requests)
@@ -94,6 +97,8 @@ def run_worker(requests: list[dict], timeout: float) -> WorkerResult:
                 while pending:
                     current = pending[0]["path"]
                     start = channel.read(IMPORT_TIMEOUT_S)
+                    if start and progress:
+                        progress(current)
                     message = channel.read(timeout) if start else None
                     if message is None:
                         if channel.closed:

@@ -7,15 +7,23 @@ from itertools import groupby
 
 from xlalint.results import Report
 
+COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
 
-def emit(report: Report) -> str:
+
+def _paint(text: str, role: str, color: bool) -> str:
+    return f"\033[{COLORS[role]}m{text}\033[0m" if color else text
+
+
+def emit(report: Report, color: bool = False) -> str:
+    """Human-readable report; ``color`` adds ANSI colours (the CLI sets it for a TTY without NO_COLOR)."""
     out: list[str] = []
     ordered = sorted(report.findings, key=lambda f: (f.path, f.line, f.col, f.code))
     for path, findings in groupby(ordered, key=lambda f: f.path):
-        out.append(path)
+        out.append(_paint(path, "path", color))
         for f in findings:
-            out.append(f"  {f.path}:{f.line}:{f.col}: {f.code} [{f.severity}] {f.message}  ({f.entry})")
-            out.append(f"      hint: {f.hint}")
+            tag = _paint(f"{f.code} [{f.severity}]", f.severity, color)
+            out.append(f"  {f.path}:{f.line}:{f.col}: {tag} {f.message}  ({f.entry})")
+            out.append(_paint(f"      hint: {f.hint}", "hint", color))
         out.append("")
     for error in report.errors:
         out.append(f"{error.path}: error: {error.message}")

@@ -1,0 +1,68 @@
+"""Each output format on a hand-made report, against golden files (no TensorFlow)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from xlalint.report import EMITTERS
+from xlalint.results import Entry, FileError, Finding, Report
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden"
+
+
+def _report() -> Report:
+    return Report(
+        device="gpu", tensorflow="2.21.0",
+        entries=[Entry("src/train.py", "train_step", 12, "incompatible"),
+                 Entry("src/train.py", "predict", 30, "compatible"),
+                 Entry("src/train.py", "loose", 40, "unknown", "tf.function `loose` has no input_signature")],
+        findings=[
+            Finding("XLA001", "unsupported-op", "error", "`tf.print` (PrintV2) has no XLA kernel on gpu",
+                    "Printing needs the host.", "src/train.py", 14, 5, "train_step", "PrintV2", "PrintV2"),
+            Finding("XLA102", "value-specialized-input", "warning",
+                    "input `shape` of `Reshape` depends on the value of argument `n`, 100% of the time",
+                    "Derive it from static shapes.", "src/train.py", 16, 9, "train_step", "Reshape", "Reshape"),
+        ],
+        errors=[FileError("src/broken.py", "syntax error at line 3: invalid syntax")],
+    )
+
+
+@pytest.mark.parametrize("fmt", sorted(EMITTERS))
+def test_emitter_matches_golden_file(fmt):
+    text = EMITTERS[fmt](_report()).replace(__import__("xlalint").__version__, "VERSION")
+    golden = GOLDEN / f"report.{fmt}"
+    if os.environ.get("XLALINT_UPDATE_GOLDEN"):
+        golden.write_text(text + "\n")
+    assert text + "\n" == golden.read_text()
+
+
+def test_sarif_is_valid_and_lists_used_rules():
+    sarif = json.loads(EMITTERS["sarif"](_report()))
+    schema = json.loads((HERE / "data/sarif-2.1.0-subset.schema.json").read_text())
+    jsonschema.validate(sarif, schema)
+    run = sarif["runs"][0]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["XLA001", "XLA102"]
+    assert [r["level"] for r in run["results"]] == ["error", "warning"]
+    assert all(r["ruleIndex"] == [d["id"] for d in run["tool"]["driver"]["rules"]].index(r["ruleId"])
+               for r in run["results"])
+    broken = json.loads(json.dumps(sarif))
+    broken["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_github_commands_escape_and_map_severities():
+    lines = EMITTERS["github"](_report()).splitlines()
+    assert lines[0].startswith("::error file=src/train.py,line=14,col=5,title=XLA001 unsupported-op::")
+    assert lines[1].startswith("::warning ") and "100%25 of the time" in lines[1]
+
+
+def test_text_color_only_when_asked():
+    assert "\033[" not in EMITTERS["text"](_report())
+    assert "\033[31mXLA001 [error]\033[0m" in EMITTERS["text"](_report(), color=True)
