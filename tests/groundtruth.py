@@ -16,8 +16,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
-
+from marks import expected  # noqa: F401 - re-exported for the tests
 
 def load_module(path: Path):
     name = f"_groundtruth_{path.parent.name}_{path.stem}"
@@ -34,16 +33,6 @@ def entries(module) -> dict:
         for name, obj in vars(module).items()
         if isinstance(obj, tf.types.experimental.GenericFunction) and obj.input_signature is not None
     }
-
-
-def expected(path: Path) -> set[tuple[str, int]]:
-    """``{(code, line)}`` from ``# expect: CODE[, CODE]`` comments."""
-    marks = set()
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        match = EXPECT.search(line)
-        if match:
-            marks |= {(code.strip(), number) for code in match.group(1).split(",") if code.strip()}
-    return marks
 
 
 def make_args(fn, variant: int = 0) -> list:

@@ -143,12 +143,19 @@ def analyze(paths: list[str], options: Options) -> Report:
 
 
 def save_entry(directory: str, path: str, raw: dict, tensorflow: str) -> None:
-    """Write a traced entry (graph included) so rules can be rerun on it without TensorFlow."""
+    """Write a traced entry (graph included) so rules can be rerun on it without TensorFlow.
+
+    Source paths are written as ``display_path`` gives them (relative to the working directory).
+    """
     os.makedirs(directory, exist_ok=True)
-    stem = os.path.splitext(os.path.basename(path))[0]
+    stem = os.path.splitext(display_path(path))[0].strip(os.sep).replace(os.sep, "__")
     target = os.path.join(directory, f"{stem}.{raw['name']}.json")
+    nodes = [{**node, "frames": [[display_path(f), line, fn] for f, line, fn in node["frames"]],
+              "layer": node["layer"] and {**node["layer"], "file": display_path(node["layer"]["file"])}}
+             for node in raw["graph"]["nodes"]]
+    saved = {**raw, "graph": {**raw["graph"], "nodes": nodes}, "path": display_path(path), "tensorflow": tensorflow}
     with open(target, "w", encoding="utf-8") as out:
-        json.dump({**raw, "path": display_path(path), "tensorflow": tensorflow}, out, indent=1)
+        json.dump(saved, out, indent=None, separators=(",", ":"))
 
 
 def findings_for_traced_entry(raw: dict, path: str, tensorflow: str, options: Options) -> list[Finding]:

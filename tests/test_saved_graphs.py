@@ -1,0 +1,73 @@
+"""Rules rerun on saved op graphs, without TensorFlow, give the same answers as the live runs.
+
+The graphs in fixtures/graphs were written by
+``xlalint rules fixtures/multi_blocker.py fixtures/keras_functional.py --device cpu --save-graphs fixtures/graphs``
+(rerun it after changing the graph format or the examples).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+
+import marks
+from conftest import REPO
+from xlalint.analyze import Options, findings_for_traced_entry
+
+GRAPHS = sorted((REPO / "fixtures/graphs").glob("*.json"))
+
+
+def _findings_by_file() -> dict[str, set[tuple[str, int]]]:
+    found = defaultdict(set)
+    for path in GRAPHS:
+        saved = json.loads(path.read_text())
+        for f in findings_for_traced_entry(saved, saved["path"], saved["tensorflow"], Options(device="cpu")):
+            found[saved["path"]].add((f.code, f.line, f.severity))
+    return found
+
+
+@pytest.fixture(scope="module")
+def found():
+    previous = os.getcwd()
+    os.chdir(REPO)  # saved source paths are relative to the repository
+    try:
+        yield _findings_by_file()
+    finally:
+        os.chdir(previous)
+
+
+def test_every_example_has_saved_graphs():
+    sources = {json.loads(p.read_text())["path"] for p in GRAPHS}
+    expected = {str(p.relative_to(REPO)) for p in (REPO / "rules").glob("*/*.py")}
+    assert expected <= sources
+
+
+@pytest.mark.parametrize("source", sorted({str(p.relative_to(REPO)) for p in (REPO / "rules").glob("*/*.py")}))
+def test_rule_examples_on_saved_graphs(found, source):
+    code = source.split("/")[1]
+    result = found[source]
+    if source.endswith("bad.py"):
+        assert {(c, line) for c, line, _ in result if c == code} == {
+            m for m in marks.expected(REPO / source) if m[0] == code}
+    else:
+        assert not [f for f in result if f[0] == code or f[2] == "error"]
+
+
+@pytest.mark.parametrize("source", ["fixtures/multi_blocker.py", "fixtures/keras_functional.py"])
+def test_fixture_blockers_on_saved_graphs(found, source):
+    assert {(c, line) for c, line, _ in found[source] if c == "XLA001"} == marks.expected(REPO / source)
+
+
+def test_saved_graph_analysis_never_imports_tensorflow():
+    code = (f"import os, sys, json; os.chdir({str(REPO)!r}); "
+            "from xlalint.analyze import Options, findings_for_traced_entry; "
+            f"saved = json.load(open({str(GRAPHS[0])!r})); "
+            "findings_for_traced_entry(saved, saved['path'], saved['tensorflow'], Options()); "
+            "assert 'tensorflow' not in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
