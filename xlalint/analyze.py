@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from xlalint.agreement import agreement_findings
 from xlalint.checks import RULES, Context, run_checks
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
@@ -36,6 +37,7 @@ class Options:
     root: str = "."  # where per-file-ignores globs start (the config file's directory)
     skip_untraceable: bool = False  # named files without TensorFlow or entry points are skipped quietly
     progress: Callable[[str], None] | None = None  # told each file as tracing starts
+    verify: str | None = None  # "auto", "cpu" or "gpu": also compile and run each entry there
 
     def ignored(self, path: str, code: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)
@@ -91,6 +93,13 @@ def _findings_for_entry(raw: dict, path: str, support, options: Options) -> list
     graph = OpGraph(raw["graph"])
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"])
     fallback = Location(path, raw["line"])
+    findings = _rule_findings(graph, ctx, raw, fallback, options)
+    if raw.get("verify"):
+        findings += agreement_findings(graph, raw["name"], raw["verify"], findings, fallback, display_path)
+    return findings
+
+
+def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, options: Options) -> list[Finding]:
     findings = {}
     for hit in run_checks(graph, ctx, options.select):
         rule = RULES[hit.code]
@@ -123,7 +132,8 @@ def analyze(paths: list[str], options: Options) -> Report:
         elif not skip:
             targets = options.targets.get(path, {})
             requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()],
-                             "discover": path not in options.only_named})
+                             "discover": path not in options.only_named,
+                             "verify": options.verify and {"device": None if options.verify == "auto" else options.verify}})
     if not requests:
         return report
     try:
@@ -181,5 +191,6 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
         findings = [f for f in _findings_for_entry(raw, result["path"], support, options)
                     if not options.ignored(f.path, f.code)]
         blocked = any(f.severity == "error" for f in findings)
-        report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible"))
+        report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",
+                                    verify=raw.get("verify")))
         report.findings.extend(findings)

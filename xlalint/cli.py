@@ -40,6 +40,10 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-untraceable", action="store_true",
                         help="skip named files without TensorFlow or entry points instead of reporting them "
                         "(for pre-commit, which passes every changed file)")
+    parser.add_argument("--verify", nargs="?", const="auto", choices=("auto", "cpu", "gpu"),
+                        help="also compile and run each entry with and without XLA (on the GPU when there "
+                        "is one, else the CPU; or the device given) and report agreement, numerics, "
+                        "compile time, step time, memory")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
@@ -92,7 +96,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
         root=str(config.root), skip_untraceable=args.skip_untraceable,
-        progress=None if args.quiet or not sys.stderr.isatty() else _show_progress,
+        progress=None if args.quiet or not sys.stderr.isatty() else _show_progress, verify=args.verify,
     )
     return paths, options
 

@@ -36,6 +36,7 @@ class Entry:
     line: int
     verdict: str  # "compatible" | "incompatible" | "unknown"
     error: str | None = None
+    verify: dict | None = None  # with --verify: what compiling and running it showed
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -56,6 +56,10 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                 entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
             except Exception as error:  # tracing runs user code; report, never crash
                 entry["error"] = f"tracing failed: {type(error).__name__}: {_first_line(error)}"
+            if entry["graph"] is not None and request.get("verify"):
+                from xlalint.backend.verify import verify_entry
+
+                entry["verify"] = verify_entry(candidate, device=request["verify"]["device"])
         entry["signature"] = candidate.signature
         entries.append(entry)
     return entries

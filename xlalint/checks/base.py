@@ -37,4 +37,4 @@ class Rule:
     name: str
     severity: str
     summary: str
-    check: Callable[[OpGraph, Context], Iterable[Hit]]
+    check: Callable[[OpGraph, Context], Iterable[Hit]] | None  # None: reported by the verify pass

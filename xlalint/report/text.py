@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from itertools import groupby
 
+from tabulate import tabulate
+
 from xlalint.results import Report
 
 COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
@@ -32,8 +34,32 @@ def emit(report: Report, color: bool = False) -> str:
             out.append(f"{entry.path}:{entry.line}: `{entry.name}` not checked: {entry.error}")
     if report.errors or any(e.verdict == "unknown" for e in report.entries):
         out.append("")
+    verified = [e for e in report.entries if e.verify]
+    if verified:
+        out.extend([_verify_table(verified), ""])
     out.extend(_summary(report))
     return "\n".join(out)
+
+
+def _number(value, scale: float = 1.0, digits: int = 2) -> str:
+    return "-" if value is None else f"{value * scale:.{digits}f}"
+
+
+def _verify_table(entries) -> str:
+    rows = []
+    for e in entries:
+        v = e.verify
+        rows.append([
+            f"{e.path}::{e.name}", v["device"] or "-", "yes" if v["compiled"] else "NO",
+            "-" if v["allclose"] is None else ("yes" if v["allclose"] else "NO"),
+            "-" if v["max_abs_diff"] is None else f"{v['max_abs_diff']:.1e}",
+            _number(v["compile_s"]), _number(v["xla_step_s"], 1e3), _number(v["tf_step_s"], 1e3),
+            "-" if v["speedup"] is None else f"{v['speedup']:.2f}x", v["compilations"] if v["compilations"] is not None else "-",
+            _number(v["xla_peak_bytes"], 2**-20, 1), _number(v["tf_peak_bytes"], 2**-20, 1),
+        ])
+    headers = ["entry", "device", "compiled", "allclose", "max diff", "compile s", "XLA ms", "TF ms",
+               "speedup", "compiles", "XLA MiB", "TF MiB"]
+    return "verify (compiled and run with and without XLA):\n" + tabulate(rows, headers=headers, disable_numparse=True)
 
 
 def _summary(report: Report) -> list[str]:
