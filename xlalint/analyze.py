@@ -15,6 +15,7 @@ from xlalint.checks import RULES, Context, run_checks
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.sourcemap import Location, column, locate
+from xlalint.suppressions import ALL, SuppressionIndex
 from xlalint.support import load_support
 from xlalint.worker_client import WorkerError, run_worker
 
@@ -29,7 +30,7 @@ NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, d
 class Options:
     device: str = "gpu"
     timeout: float = 120.0
-    select: tuple[str, ...] | None = None  # rule codes to run; None for all
+    select: tuple[str, ...] = tuple(RULES)  # rule codes to report
     targets: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)  # path -> name -> specs
     only_named: set[str] = field(default_factory=set)  # files given only as FILE::NAME: no discovery
     save_graphs: str | None = None  # directory for each traced entry's op graph (JSON)
@@ -147,9 +148,29 @@ def analyze(paths: list[str], options: Options) -> Report:
         return report
     report.tensorflow = traced.tensorflow
     support = load_support(traced.tensorflow)
+    suppressions = SuppressionIndex()
     for request in requests:
-        _collect_file(report, traced.files[request["path"]], support, options, request["path"] in explicit)
+        result = traced.files[request["path"]]
+        _collect_file(report, result, support, options, request["path"] in explicit, suppressions)
+        if not result["error"] and not request.get("saved_model"):
+            report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
     return report
+
+
+def _unused_suppressions(path: str, suppressions: SuppressionIndex, options: Options) -> list[Finding]:
+    """XLA801 for each comment that suppressed nothing, when every code it names was checked."""
+    if "XLA801" not in options.select:
+        return []
+    rule = RULES["XLA801"]
+    found = []
+    for item in suppressions.unused(path):
+        if all(any(code.startswith(prefix) for code in options.select) for prefix in item.codes):
+            listed = ", ".join(item.codes) if item.codes != ALL else "all codes"
+            found.append(Finding("XLA801", rule.name, rule.severity,
+                                 f"unused suppression ({listed}): nothing is reported here",
+                                 "Remove the comment, or name the codes it should cover.",
+                                 display_path(path), item.line, 1, ""))
+    return found
 
 
 def save_entry(directory: str, path: str, raw: dict, tensorflow: str) -> None:
@@ -173,7 +194,8 @@ def findings_for_traced_entry(raw: dict, path: str, tensorflow: str, options: Op
     return _findings_for_entry(raw, path, load_support(tensorflow), options)
 
 
-def _collect_file(report: Report, result: dict, support, options: Options, explicit: bool) -> None:
+def _collect_file(report: Report, result: dict, support, options: Options, explicit: bool,
+                  suppressions: SuppressionIndex) -> None:
     """Add one file's entries and findings; a file found by a directory scan may have no entry."""
     path = display_path(result["path"])
     if result["error"]:
@@ -189,7 +211,9 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         findings = [f for f in _findings_for_entry(raw, result["path"], support, options)
-                    if not options.ignored(f.path, f.code)]
+                    if not options.ignored(f.path, f.code)
+                    and not suppressions.suppressed(f.path, f.line, f.code)
+                    and not suppressions.suppressed(result["path"], raw["line"], f.code)]
         blocked = any(f.severity == "error" for f in findings)
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",
                                     verify=raw.get("verify")))

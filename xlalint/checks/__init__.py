@@ -20,6 +20,9 @@ RULES: dict[str, Rule] = {
         constant_inputs.VALUE_SPECIALIZED,
         dynamic_output_shape.RULE,
         unknown_dims.RULE,
+        # Reported by the run itself (docs/suppressions.md).
+        Rule("XLA801", "unused-suppression", "info",
+             "An `# xlalint: ignore` comment that suppresses nothing.", None),
         # Reported by --verify when the compiler disagrees with the static verdict (an xlalint bug).
         Rule("XLA901", "missed-blocker", "error",
              "XLA failed to compile or run an entry that xlalint found no blocker in.", None),
