@@ -95,6 +95,9 @@ def _findings_for_entry(raw: dict, path: str, support, options: Options) -> list
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"])
     fallback = Location(path, raw["line"])
     findings = _rule_findings(graph, ctx, raw, fallback, options)
+    if raw["kind"] == "tf.function" and raw.get("jit_compile") is not True and \
+            not any(f.severity == "error" for f in findings):
+        findings += _offer_jit_compile(raw, path, options)
     if raw.get("verify"):
         findings += agreement_findings(graph, raw["name"], raw["verify"], findings, fallback, display_path)
     return findings
@@ -155,6 +158,20 @@ def analyze(paths: list[str], options: Options) -> Report:
         if not result["error"] and not request.get("saved_model"):
             report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
     return report
+
+
+def _offer_jit_compile(raw: dict, path: str, options: Options) -> list[Finding]:
+    """XLA403: the question users forget to ask is whether XLA is on at all."""
+    if "XLA403" not in options.select:
+        return []
+    rule = RULES["XLA403"]
+    return [Finding(
+        "XLA403", rule.name, rule.severity,
+        f"`{raw['name']}` has no XLA blocker but runs without XLA: it could use jit_compile=True",
+        "Add jit_compile=True to its tf.function and check speed and numerics (`xlalint --verify`).",
+        display_path(path), raw["line"], 1, raw["name"],
+        fix={"kind": "enable-jit-compile", "safety": "unsafe",
+             "description": "add jit_compile=True (XLA changes numerics slightly)"})]
 
 
 def _unused_suppressions(path: str, suppressions: SuppressionIndex, options: Options) -> list[Finding]:

@@ -44,6 +44,9 @@ def _check_parser() -> argparse.ArgumentParser:
                         help="also compile and run each entry with and without XLA (on the GPU when there "
                         "is one, else the CPU; or the device given) and report agreement, numerics, "
                         "compile time, step time, memory")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
@@ -111,16 +114,44 @@ def main(argv: list[str] | None = None) -> int:
     report = analyze(paths, options)
     if options.progress:
         sys.stderr.write("\r\033[K")
+    if args.diff or args.fix:
+        return _fix(report, args)
     if args.format == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(EMITTERS["text"](report, color=color))
     else:
         print(EMITTERS[args.format](report))
+    return _exit_code(report)
+
+
+def _exit_code(report) -> int:
     if not report.entries and report.errors:
         return EXIT_USAGE
     if not report.ok or report.errors or any(e.verdict == "unknown" for e in report.entries):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _fix(report, args) -> int:
+    """--diff prints what the fixes would change; --fix applies them and reports what is left."""
+    from xlalint.fixes import fix_files
+
+    outcomes = fix_files(report.findings, unsafe=args.unsafe_fixes, write=args.fix and not args.diff)
+    for outcome in outcomes:
+        if outcome.error:
+            print(f"{outcome.path}: {outcome.error}", file=sys.stderr)
+    if args.diff:
+        print("".join(o.diff for o in outcomes), end="")
+        return EXIT_FINDINGS if any(o.diff for o in outcomes) else EXIT_OK
+    fixed = {id(f) for o in outcomes for f in o.fixed}
+    report.findings = [f for f in report.findings if id(f) not in fixed]
+    hidden = sum(1 for f in report.findings if f.fix and f.fix["safety"] == "unsafe")
+    print(EMITTERS[args.format](report))
+    note = f"fixed {len(fixed)} finding(s) in {sum(bool(o.fixed) for o in outcomes)} file(s)"
+    if hidden and not args.unsafe_fixes:
+        note += f"; {hidden} more with --unsafe-fixes"
+    print(f"xlalint: {note}", file=sys.stderr)
+    return _exit_code(report)
 
 
 def _ops_main(argv: list[str]) -> int:

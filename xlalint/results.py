@@ -22,6 +22,7 @@ class Finding:
     entry: str
     op_type: str | None = None
     op_name: str | None = None
+    fix: dict | None = None  # {"kind", "safety": "safe"|"unsafe", "description"} when xlalint can fix it
 
     def to_json(self) -> dict:
         return asdict(self)

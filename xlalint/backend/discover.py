@@ -94,18 +94,18 @@ def _function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> C
     jit = getattr(fn, "_jit_compile", None) if is_tf else None
     python_fn = getattr(fn, "python_function", fn)
     line = _def_line(python_fn, line)
+    kind = "tf.function" if is_tf else "function"
     if specs is not None:
-        return Candidate(name, line, "function", function=fn if is_tf else tf.function(fn),
+        return Candidate(name, line, kind, function=fn if is_tf else tf.function(fn),
                          python_function=python_fn, specs=[_tensor_spec(s) for s in specs], jit_compile=jit)
     signature = getattr(fn, "input_signature", None) if is_tf else None
     if signature is None:
-        what = "tf.function" if is_tf else "function"
         return Candidate(
-            name, line, "function", jit_compile=jit,
-            reason=f"{what} `{name}` has no input_signature: add input_signature=[tf.TensorSpec(...)] "
+            name, line, kind, jit_compile=jit,
+            reason=f"{kind} `{name}` has no input_signature: add input_signature=[tf.TensorSpec(...)] "
             f"or name it with specs, e.g. `xlalint FILE::{name} --spec \"float32[8,16]\"`",
         )
-    return Candidate(name, line, "function", function=fn, python_function=python_fn,
+    return Candidate(name, line, kind, function=fn, python_function=python_fn,
                      specs=tf.nest.flatten(signature), use_signature=True, jit_compile=jit)
 
 

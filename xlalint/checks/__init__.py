@@ -20,7 +20,9 @@ RULES: dict[str, Rule] = {
         constant_inputs.VALUE_SPECIALIZED,
         dynamic_output_shape.RULE,
         unknown_dims.RULE,
-        # Reported by the run itself (docs/suppressions.md).
+        # Reported by the run itself (docs/fixes.md, docs/suppressions.md).
+        Rule("XLA403", "enable-jit-compile", "info",
+             "A tf.function with no XLA blocker runs without XLA: jit_compile=True is on offer.", None),
         Rule("XLA801", "unused-suppression", "info",
              "An `# xlalint: ignore` comment that suppresses nothing.", None),
         # Reported by --verify when the compiler disagrees with the static verdict (an xlalint bug).

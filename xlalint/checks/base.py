@@ -17,7 +17,7 @@ class Context:
     device: str
     entry: str
     signature: tuple = ()  # ({"dtype", "shape"}, ...) of the entry's arguments
-    kind: str = "function"  # "function" | "keras-model" | "keras-builder"
+    kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "saved-model-signature"
 
 
 @dataclass(frozen=True)

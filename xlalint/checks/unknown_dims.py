@@ -13,7 +13,7 @@ def _shape_text(shape) -> str:
 def check(graph: OpGraph, ctx: Context):
     root = graph.functions[graph.root]
     # Models (Keras, SavedModel signatures) take whole batches: a free batch dimension is expected.
-    first_dim = 0 if ctx.kind == "function" else 1
+    first_dim = 0 if ctx.kind in ("function", "tf.function") else 1
     unknown = []
     for node_id, spec in zip(root["inputs"], ctx.signature):
         if spec["shape"] is None or None in spec["shape"][first_dim:]:

@@ -1,0 +1,9 @@
+"""Source edits that resolve findings, each labelled safe or unsafe (as ruff does).
+
+A finding that can be fixed carries ``fix = {"kind", "safety", "description"}``;
+``apply`` turns a file's requested fixes into new source in one libcst pass.
+"""
+
+from xlalint.fixes.apply import FixOutcome, apply_to_file, fix_files
+
+__all__ = ["FixOutcome", "apply_to_file", "fix_files"]
