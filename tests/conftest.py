@@ -2,12 +2,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Keep the result cache (and anything else xlalint caches) inside this test session.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="xlalint-test-cache-")
 
 
 def run_xlalint(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -53,6 +53,6 @@ def test_missing_path_and_bad_spec_are_usage_errors():
 def test_missing_tensorflow_is_reported_clearly(tmp_path):
     blocker = tmp_path / "sitecustomize.py"
     blocker.write_text("import sys\nsys.modules['tensorflow'] = None\n")
-    report, code = run_json("rules/XLA001/good.py", env={"PYTHONPATH": str(tmp_path)})
+    report, code = run_json("rules/XLA001/good.py", "--no-cache", env={"PYTHONPATH": str(tmp_path)})
     assert "TensorFlow is not installed" in report["errors"][0]["message"]
     assert code == 2

@@ -16,7 +16,8 @@ from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.sourcemap import Location, column, locate
 from xlalint.suppressions import ALL, SuppressionIndex
-from xlalint.support import load_support
+from xlalint.cache import ResultCache
+from xlalint.support import installed_tensorflow, load_support
 from xlalint.worker_client import WorkerError, run_worker
 
 MENTIONS_TF = re.compile(r"\b(tensorflow|keras|tf_keras)\b")
@@ -39,6 +40,8 @@ class Options:
     skip_untraceable: bool = False  # named files without TensorFlow or entry points are skipped quietly
     progress: Callable[[str], None] | None = None  # told each file as tracing starts
     verify: str | None = None  # "auto", "cpu" or "gpu": also compile and run each entry there
+    cache_dir: str | None = None  # where per-file results are cached; None: no cache
+    jobs: int = 1  # tracing workers run in parallel
 
     def ignored(self, path: str, code: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)
@@ -140,20 +143,30 @@ def analyze(paths: list[str], options: Options) -> Report:
                              "verify": options.verify and {"device": None if options.verify == "auto" else options.verify}})
     if not requests:
         return report
-    try:
-        traced = run_worker(requests, options.timeout, options.progress)
-    except WorkerError as error:
-        message = str(error)
-        if "TensorFlow cannot be imported" in message:
-            message = ("TensorFlow is not installed or cannot be imported; install it with "
-                       f"`pip install 'xlalint[tf]'` or your own TensorFlow build ({message})")
-        report.errors.extend(FileError(display_path(r["path"]), message) for r in requests)
-        return report
-    report.tensorflow = traced.tensorflow
-    support = load_support(traced.tensorflow)
+    tensorflow = installed_tensorflow()
+    cache = ResultCache(options.cache_dir, tensorflow) if options.cache_dir else None
+    results = {r["path"]: cache.get(r) for r in requests} if cache else {}
+    missing = [r for r in requests if results.get(r["path"]) is None]
+    if missing:
+        try:
+            traced = run_worker(missing, options.timeout, options.progress, options.jobs)
+        except WorkerError as error:
+            message = str(error)
+            if "TensorFlow cannot be imported" in message:
+                message = ("TensorFlow is not installed or cannot be imported; install it with "
+                           f"`pip install 'xlalint[tf]'` or your own TensorFlow build ({message})")
+            report.errors.extend(FileError(display_path(r["path"]), message) for r in requests)
+            return report
+        tensorflow = traced.tensorflow
+        results.update(traced.files)
+        for request in missing:
+            if cache:
+                cache.put(request, traced.files[request["path"]])
+    report.tensorflow = tensorflow
+    support = load_support(tensorflow)
     suppressions = SuppressionIndex()
     for request in requests:
-        result = traced.files[request["path"]]
+        result = results[request["path"]]
         _collect_file(report, result, support, options, request["path"] in explicit, suppressions)
         if not result["error"] and not request.get("saved_model"):
             report.findings.extend(_unused_suppressions(request["path"], suppressions, options))

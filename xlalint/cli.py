@@ -13,7 +13,7 @@ from xlalint.checks import resolve_codes
 from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
 from xlalint.specs import SpecError, parse_spec
-from xlalint.support import DEVICES
+from xlalint.support import DEVICES, cache_dir
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -47,6 +47,11 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                        help="trace files in N worker processes at once (default: 1)")
+    parser.add_argument("--no-cache", action="store_true", help="trace every file again")
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="where results of unchanged files are kept (default: ~/.cache/xlalint/results)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
@@ -100,6 +105,8 @@ def _options(args, parser) -> tuple[list[str], Options]:
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
         root=str(config.root), skip_untraceable=args.skip_untraceable,
         progress=None if args.quiet or not sys.stderr.isatty() else _show_progress, verify=args.verify,
+        cache_dir=None if args.no_cache else (args.cache_dir or str(cache_dir() / "results")),
+        jobs=max(1, args.jobs),
     )
     return paths, options
 

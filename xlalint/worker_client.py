@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
@@ -68,11 +69,22 @@ def _death(proc: subprocess.Popen, log) -> str:
     return f"the traced module {how}" + (f": {tail}" if tail else "")
 
 
-def run_worker(requests: list[dict], timeout: float, progress=None) -> WorkerResult:
+def run_worker(requests: list[dict], timeout: float, progress=None, jobs: int = 1) -> WorkerResult:
     """Trace each file request; returns per-file results, errors included.
 
-    ``progress(path)`` is called as the worker starts on each file.
+    ``jobs`` workers share the files (round-robin); ``progress(path)`` is called as a
+    worker starts on each file.
     """
+    jobs = max(1, min(jobs, len(requests)))
+    if jobs == 1:
+        return _run_one_worker(requests, timeout, progress)
+    with ThreadPoolExecutor(jobs) as pool:
+        parts = list(pool.map(lambda share: _run_one_worker(share, timeout, progress),
+                              [requests[i::jobs] for i in range(jobs)]))
+    return WorkerResult(parts[0].tensorflow, {path: r for part in parts for path, r in part.files.items()})
+
+
+def _run_one_worker(requests: list[dict], timeout: float, progress) -> WorkerResult:
     results: dict[str, dict] = {}
     tensorflow = None
     pending = list(requests)

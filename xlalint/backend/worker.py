@@ -12,8 +12,10 @@ import importlib.util
 import json
 import os
 import sys
+import time
 import traceback
 
+from xlalint.backend.frames import is_user_file
 from xlalint.specs import parse_spec
 
 
@@ -52,8 +54,11 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                  "jit_compile": candidate.jit_compile, "error": candidate.reason, "graph": None}
         if candidate.traceable:
             try:
+                started = time.perf_counter()
                 concrete, num_args = candidate.trace()
+                traced = time.perf_counter()
                 entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
+                entry["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
             except Exception as error:  # tracing runs user code; report, never crash
                 entry["error"] = f"tracing failed: {type(error).__name__}: {_first_line(error)}"
             if entry["graph"] is not None and request.get("verify"):
@@ -88,7 +93,22 @@ def _trace_saved_model(path: str) -> list[dict]:
     return entries
 
 
+def _user_modules() -> list[str]:
+    """Files of the user's own modules loaded so far: what a cached result depends on."""
+    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+    return sorted(os.path.realpath(f) for f in files if f and f.endswith(".py") and is_user_file(f))
+
+
 def check_file(request: dict, recorder) -> dict:
+    """Trace one file; ``deps`` lists every user file loaded by then (a safe superset)."""
+    started = time.perf_counter()
+    result = _check_file(request, recorder)
+    result["deps"] = _user_modules()
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+def _check_file(request: dict, recorder) -> dict:
     path = request["path"]
     result = {"type": "file", "path": path, "entries": [], "error": None}
     if request.get("saved_model"):
@@ -125,6 +145,7 @@ def main() -> None:
     from xlalint.backend.keras_sites import LayerRecorder
 
     recorder = LayerRecorder()
+    started = time.perf_counter()
     try:
         import keras
         import tensorflow as tf
@@ -132,7 +153,8 @@ def main() -> None:
         _send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
         return
     recorder.install()
-    _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__})
+    _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__,
+                    "import_s": time.perf_counter() - started})
     for file_request in request["files"]:
         _send(channel, {"type": "start", "path": file_request["path"]})
         _send(channel, check_file(file_request, recorder))
