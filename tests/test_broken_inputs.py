@@ -14,6 +14,7 @@ def test_each_broken_file_gets_its_own_error_and_good_files_still_count():
     assert "KeyError" in errors["raises_at_import.py"] and "line 4" in errors["raises_at_import.py"]
     assert "sys.exit(3)" in errors["exits_at_import.py"]
     assert "SIGSEGV" in errors["crashes_at_import.py"]
+    assert "SIGABRT" in errors["aborts_at_import.py"]
     assert "UTF-8" in errors["latin1.py"]
     assert "no entry point found" in errors["no_entries.py"]
     assert "TensorFlow in this file" in errors["no_tensorflow.py"]
@@ -56,3 +57,21 @@ def test_missing_tensorflow_is_reported_clearly(tmp_path):
     report, code = run_json("rules/XLA001/good.py", "--no-cache", env={"PYTHONPATH": str(tmp_path)})
     assert "TensorFlow is not installed" in report["errors"][0]["message"]
     assert code == 2
+
+
+def test_unsupported_tensorflow_version_is_reported_clearly(tmp_path):
+    fake = tmp_path / "tensorflow"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("__version__ = '1.15.5'\n")
+    (tmp_path / "keras.py").write_text("__version__ = '2.3.1'\n")
+    report, code = run_json("rules/XLA001/good.py", "--no-cache", env={"PYTHONPATH": str(tmp_path)})
+    assert "TensorFlow 1.15.5 is not supported" in report["errors"][0]["message"] and code == 2
+
+
+def test_symlink_loops_and_dangling_links_do_not_hang_or_crash(tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path)  # a directory that contains itself
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "missing.py")
+    (tmp_path / "self.py").symlink_to(tmp_path / "self.py")
+    report, code = run_json(str(tmp_path), str(tmp_path / "self.py"))
+    assert report["entries"] == [] and code == 2
+    assert [e["message"] for e in report["errors"]] == ["broken or looping symbolic link"]

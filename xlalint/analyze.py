@@ -67,9 +67,12 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
         elif os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                files.extend(os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
+                files.extend(p for p in (os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
+                             if os.path.isfile(p))  # skips broken and looping links
         elif os.path.isfile(path):
             files.append(path)
+        elif os.path.islink(path):
+            errors.append(FileError(display_path(path), "broken or looping symbolic link"))
         else:
             errors.append(FileError(display_path(path), "no such file or directory"))
     return [os.path.abspath(f) for f in dict.fromkeys(files)], errors

@@ -19,6 +19,13 @@ from xlalint.backend.frames import is_user_file
 from xlalint.specs import parse_spec
 
 
+MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+
+
 def _send(channel, message: dict) -> None:
     channel.write(json.dumps(message) + "\n")
     channel.flush()
@@ -151,6 +158,10 @@ def main() -> None:
         import tensorflow as tf
     except ImportError as error:
         _send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
+        return
+    if _version_tuple(tf.__version__) < MIN_TENSORFLOW:
+        _send(channel, {"type": "fatal", "message": f"TensorFlow {tf.__version__} is not supported: xlalint "
+                        f"needs {'.'.join(map(str, MIN_TENSORFLOW))} or newer (Keras 3)"})
         return
     recorder.install()
     _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__,
