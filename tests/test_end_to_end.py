@@ -77,14 +77,14 @@ def test_json_schema_is_stable(fixtures_report):
     assert set(report) == {"xlalint", "tensorflow", "device", "entries", "findings", "errors"}
     assert report["device"] == "cpu" and report["tensorflow"].startswith("2.")
     for entry in report["entries"]:
-        assert set(entry) == {"path", "name", "line", "verdict", "error"}
+        assert set(entry) == {"path", "name", "line", "verdict", "error", "verify"}
         assert entry["verdict"] in {"compatible", "incompatible", "unknown"}
         blocked = any(f["severity"] == "error" for f in report["findings"]
                       if f["entry"] == entry["name"] and f["path"] == entry["path"])
         assert (entry["verdict"] == "incompatible") == blocked or entry["verdict"] == "unknown"
     for finding in report["findings"]:
         assert set(finding) == {"code", "name", "severity", "message", "hint", "path", "line", "col",
-                                "entry", "op_type", "op_name"}
+                                "entry", "op_type", "op_name", "fix"}
         assert finding["severity"] in {"error", "warning", "info"}
         assert finding["line"] >= 1 and finding["col"] >= 1
 
@@ -100,3 +100,10 @@ def test_clean_file_exits_zero():
     done = run_xlalint("rules/XLA001/good.py", "--device", "cpu")
     assert done.returncode == 0, done.stdout
     assert "ready for jit_compile=True" in done.stdout
+
+
+def test_parallel_workers_give_the_same_report():
+    files = ["fixtures/multi_blocker.py", "rules/XLA001/bad.py", "rules/XLA001/good.py", "fixtures/keras_functional.py"]
+    serial, _ = run_json(*files, "--device", "cpu", "--no-cache")
+    parallel, _ = run_json(*files, "--device", "cpu", "--no-cache", "--jobs", "2")
+    assert parallel["findings"] == serial["findings"] and parallel["entries"] == serial["entries"]
