@@ -61,3 +61,11 @@ def test_check_rejects_bad_arguments():
         xlalint.check(lambda x: x, "float32[2]", device="fpga")
     with pytest.raises(ValueError, match="input_signature"):
         xlalint.check(tf.function(lambda x: x))
+
+
+def test_check_can_verify_in_process():
+    fn = gt.load_module(REPO / "rules/XLA001/good.py").scale_on_device
+    report = xlalint.check(fn, device="cpu", verify="cpu")
+    verify = report.entries[0].verify
+    assert verify["compiled"] is True and verify["allclose"] is True and verify["device"] == "CPU:0"
+    assert not [f for f in report.findings if f.code.startswith("XLA9")]

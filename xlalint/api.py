@@ -17,12 +17,14 @@ from xlalint.config import DEVICES, MODES
 from xlalint.results import Entry, Report
 
 
-def check(fn_or_model, *specs, device: str = "gpu", mode: str = "jit", select=None, ignore=()) -> Report:
+def check(fn_or_model, *specs, device: str = "gpu", mode: str = "jit", select=None, ignore=(),
+          verify: str | None = None) -> Report:
     """Trace ``fn_or_model`` and run every rule on it.
 
     ``specs`` give the arguments: spec strings (``"float32[8,16]"``), ``tf.TensorSpec``s or
     example tensors/arrays. Without them a ``tf.function`` needs an ``input_signature`` and a
-    Keras model uses its inputs.
+    Keras model uses its inputs. ``verify`` ("auto", "cpu" or "gpu") also compiles and runs it
+    with and without XLA: ``report.entries[0].verify`` (fields in docs/verify.md).
     """
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
@@ -30,12 +32,15 @@ def check(fn_or_model, *specs, device: str = "gpu", mode: str = "jit", select=No
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     from xlalint.backend.inprocess import trace_object
 
-    raw, path, tensorflow = trace_object(fn_or_model, specs)
+    if verify not in (None, "auto", "cpu", "gpu"):
+        raise ValueError(f"verify must be auto, cpu or gpu, not {verify!r}")
+    raw, path, tensorflow = trace_object(fn_or_model, specs, verify)
     options = Options(device=device, select=resolve_codes(select, list(ignore)))
     findings = findings_for_traced_entry(raw, path, tensorflow, options)
     verdict = "incompatible" if any(f.severity == "error" for f in findings) else "compatible"
     report = Report(device=device, tensorflow=tensorflow, findings=findings)
-    report.entries.append(Entry(findings[0].path if findings else path, raw["name"], raw["line"], verdict))
+    report.entries.append(Entry(findings[0].path if findings else path, raw["name"], raw["line"], verdict,
+                                verify=raw.get("verify")))
     return report
 
 

@@ -31,11 +31,12 @@ def _caller_site() -> tuple[str, int]:
     return (frames[-1][0], frames[-1][1]) if frames else ("<unknown>", 1)
 
 
-def trace_object(obj, specs: tuple) -> tuple[dict, str, str]:
+def trace_object(obj, specs: tuple, verify: str | None = None) -> tuple[dict, str, str]:
     """``(raw entry with graph, source path, tensorflow version)`` for ``obj`` traced with ``specs``.
 
     Layers of a model built before this call have no construction site: their ops are
     placed at the line that called ``check``, with the layer named in the message.
+    ``verify`` ("auto", "cpu", "gpu") also compiles and runs it (``raw["verify"]``).
     """
     given = [_as_spec(s) for s in specs] or None
     name = getattr(obj, "name", None) or getattr(obj, "__name__", type(obj).__name__)
@@ -53,5 +54,9 @@ def trace_object(obj, specs: tuple) -> tuple[dict, str, str]:
     with recorder.installed():
         concrete, num_args = candidate.trace()
     raw = {"name": name, "line": candidate.line, "kind": candidate.kind, "signature": candidate.signature,
-           "graph": export_graph(concrete, num_args, recorder.layer_of)}
+           "graph": export_graph(concrete, num_args, recorder.layer_of), "jit_compile": candidate.jit_compile}
+    if verify:
+        from xlalint.backend.verify import verify_entry
+
+        raw["verify"] = verify_entry(candidate, device=None if verify == "auto" else verify)
     return raw, path, tf.__version__
