@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from xlalint.agreement import agreement_findings
+from xlalint.cache import ResultCache
 from xlalint.checks import RULES, Context, run_checks
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.sourcemap import Location, column, locate
 from xlalint.suppressions import ALL, SuppressionIndex
-from xlalint.cache import ResultCache
 from xlalint.support import installed_tensorflow, load_support
 from xlalint.worker_client import WorkerError, run_worker
 
