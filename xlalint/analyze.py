@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 from xlalint.agreement import agreement_findings
 from xlalint.cache import ResultCache
 from xlalint.checks import RULES, Context, run_checks
+from xlalint.files import collect_files, display_path, is_saved_model, precheck
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.sourcemap import Location, column, locate
@@ -20,8 +19,6 @@ from xlalint.suppressions import ALL, SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
 from xlalint.worker_client import WorkerError, run_worker
 
-MENTIONS_TF = re.compile(r"\b(tensorflow|keras|tf_keras)\b")
-SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox"})
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
                  "(or a zero-argument build_model() returning one), or name a function with specs: "
                  "`xlalint FILE::fn --spec \"float32[8,16]\"`")
@@ -47,53 +44,6 @@ class Options:
         rel = os.path.relpath(os.path.abspath(path), self.root)
         return any(fnmatch.fnmatch(rel, glob) and any(code.startswith(p) for p in prefixes)
                    for glob, prefixes in self.per_file_ignores.items())
-
-
-def display_path(path: str) -> str:
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
-
-
-def is_saved_model(path: str) -> bool:
-    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "saved_model.pb"))
-
-
-def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
-    """What to check: given files and SavedModel directories, and every ``.py`` under other directories."""
-    files, errors = [], []
-    for path in paths:
-        if is_saved_model(path):
-            files.append(path)
-        elif os.path.isdir(path):
-            for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                files.extend(p for p in (os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
-                             if os.path.isfile(p))  # skips broken and looping links
-        elif os.path.isfile(path):
-            files.append(path)
-        elif os.path.islink(path):
-            errors.append(FileError(display_path(path), "broken or looping symbolic link"))
-        else:
-            errors.append(FileError(display_path(path), "no such file or directory"))
-    return [os.path.abspath(f) for f in dict.fromkeys(files)], errors
-
-
-def _precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
-    """``(error, skip)`` from reading and parsing the file without running it."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
-    except UnicodeDecodeError as error:
-        return f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})", False
-    except OSError as error:
-        return f"cannot read the file: {error.strerror}", False
-    try:
-        ast.parse(source, filename=path)
-    except SyntaxError as error:
-        return f"syntax error at line {error.lineno}: {error.msg}", False
-    if not MENTIONS_TF.search(source):
-        return ("no TensorFlow in this file: nothing to check", False) if explicit else (None, True)
-    return None, False
 
 
 def _findings_for_entry(raw: dict, path: str, support, options: Options) -> list[Finding]:
@@ -136,7 +86,7 @@ def analyze(paths: list[str], options: Options) -> Report:
         if is_saved_model(path):
             requests.append({"path": path, "saved_model": True, "targets": [], "discover": True})
             continue
-        error, skip = _precheck(path, path in explicit)
+        error, skip = precheck(path, path in explicit)
         if error:
             report.errors.append(FileError(display_path(path), error))
         elif not skip:

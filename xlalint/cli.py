@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from xlalint import __version__
-from xlalint.analyze import Options, analyze, display_path
+from xlalint.analyze import Options, analyze
+from xlalint.files import display_path
 from xlalint.checks import resolve_codes
 from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS

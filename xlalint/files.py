@@ -1,0 +1,59 @@
+"""Which files to check, how to name them, and what can be said before running them."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from xlalint.results import FileError
+
+MENTIONS_TF = re.compile(r"\b(tensorflow|keras|tf_keras)\b")
+SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox"})
+
+
+def display_path(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def is_saved_model(path: str) -> bool:
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "saved_model.pb"))
+
+
+def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
+    """What to check: given files and SavedModel directories, and every ``.py`` under other directories."""
+    files, errors = [], []
+    for path in paths:
+        if is_saved_model(path):
+            files.append(path)
+        elif os.path.isdir(path):
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+                files.extend(p for p in (os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
+                             if os.path.isfile(p))  # skips broken and looping links
+        elif os.path.isfile(path):
+            files.append(path)
+        elif os.path.islink(path):
+            errors.append(FileError(display_path(path), "broken or looping symbolic link"))
+        else:
+            errors.append(FileError(display_path(path), "no such file or directory"))
+    return [os.path.abspath(f) for f in dict.fromkeys(files)], errors
+
+
+def precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
+    """``(error, skip)`` from reading and parsing the file without running it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except UnicodeDecodeError as error:
+        return f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})", False
+    except OSError as error:
+        return f"cannot read the file: {error.strerror}", False
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as error:
+        return f"syntax error at line {error.lineno}: {error.msg}", False
+    if not MENTIONS_TF.search(source):
+        return ("no TensorFlow in this file: nothing to check", False) if explicit else (None, True)
+    return None, False

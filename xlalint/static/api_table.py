@@ -1,0 +1,64 @@
+"""The shipped API table of ``--static``: public TensorFlow API -> the ops one call creates.
+
+Generated from TensorFlow by ``tools/gen_api_table.py`` (see there how); read here without
+TensorFlow. Only APIs with an op that has no XLA kernel, or a data-dependent output shape, are listed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from xlalint.support import installed_tensorflow
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+PREFIX = "static_api_tf"
+
+
+@dataclass(frozen=True)
+class ApiInfo:
+    """What calling ``api`` does to an XLA compilation on one device."""
+
+    api: str
+    ops: tuple[str, ...]  # every op one call creates
+    unsupported: tuple[str, ...]  # ops without an XLA kernel on the device
+    dynamic_shape: bool  # creates an op whose output shape depends on data
+    max_args: int | None  # the record holds only for calls with at most this many arguments
+
+
+def shipped_versions() -> list[str]:
+    def key(version: str):
+        return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))
+
+    return sorted((p.stem[len(PREFIX):] for p in DATA.glob(PREFIX + "*.json")), key=key)
+
+
+@lru_cache(maxsize=None)
+def load_table(tensorflow: str | None = None) -> dict:
+    """The table for ``tensorflow`` (default: the installed version, read without importing it);
+    the newest shipped table when there is none for that version."""
+    versions = shipped_versions()
+    if not versions:
+        raise FileNotFoundError(f"no {PREFIX}*.json in {DATA}")
+    wanted = tensorflow or installed_tensorflow()
+    version = wanted if wanted in versions else versions[-1]
+    return json.loads((DATA / f"{PREFIX}{version}.json").read_text(encoding="utf-8"))
+
+
+def no_kernel(table: dict, device: str) -> frozenset[str]:
+    """Op types of the table with no XLA kernel on ``device`` (tpu: the cpu list, as in ``xlalint.support``)."""
+    missing = table["no_kernel"]
+    return frozenset(missing.get(device, missing["cpu"]))
+
+
+def lookup(table: dict, api: str, missing: frozenset[str]) -> ApiInfo | None:
+    """``api`` (e.g. ``tf.strings.length``) when a call blocks or warns on the device ``missing`` is for."""
+    record = table["apis"].get(api)
+    if record is None:
+        return None
+    unsupported = tuple(op for op in record["unsupported"] if op in missing)
+    if not unsupported and not record["dynamic_shape"]:
+        return None
+    return ApiInfo(api, tuple(record["ops"]), unsupported, record["dynamic_shape"], record.get("max_args"))

@@ -1,0 +1,61 @@
+"""``xlalint --static``: every file through the libcst pass; TensorFlow is never imported."""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
+
+import libcst as cst
+
+from xlalint.analyze import collect_files, display_path, is_saved_model
+from xlalint.results import Entry, FileError, Finding, Report
+from xlalint.static.api_table import load_table
+from xlalint.static.scan import scan_source
+
+RELEVANT = re.compile(r"tensorflow|keras|TF_XLA_FLAGS")  # files without these cannot have a finding
+PARALLEL_FROM = 48  # files; fewer are scanned in this process
+
+
+def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list[FileError]]:
+    """Entries (one per compiled function), findings and errors of one file."""
+    shown = display_path(path)
+    if is_saved_model(path):
+        return [], [], [FileError(shown, "a SavedModel is checked by tracing it: run without --static")]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except UnicodeDecodeError as error:
+        return [], [], [FileError(shown, f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})")]
+    except OSError as error:
+        return [], [], [FileError(shown, f"cannot read the file: {error.strerror}")]
+    if not RELEVANT.search(source):
+        return [], [], []
+    try:
+        scan = scan_source(shown, source, load_table(), device)
+    except cst.ParserSyntaxError as error:
+        return [], [], [FileError(shown, f"syntax error at line {error.raw_line}: {error.message}")]
+    except RecursionError:
+        return [], [], [FileError(shown, "too deeply nested for the static pass")]
+    blocked = {f.entry for f in scan.findings if f.severity == "error"}
+    entries = [Entry(shown, fn.name, fn.line, "incompatible" if fn.name in blocked else "compatible")
+               for fn in scan.functions]
+    return entries, scan.findings, []
+
+
+def run_static(paths: list[str], device: str = "gpu") -> Report:
+    """Check ``paths`` by API name; unreadable and unparsable files become ``report.errors``."""
+    report = Report(device=device, tensorflow=load_table()["tensorflow"])
+    files, report.errors = collect_files(paths)
+    workers = min(os.cpu_count() or 1, 8)
+    if len(files) >= PARALLEL_FROM and workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(check_file, files, repeat(device), chunksize=16))
+    else:
+        results = [check_file(path, device) for path in files]
+    for entries, findings, errors in results:
+        report.entries.extend(entries)
+        report.findings.extend(findings)
+        report.errors.extend(errors)
+    return report
