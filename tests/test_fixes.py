@@ -118,3 +118,17 @@ def test_fixes_always_parse_and_are_idempotent(tmp_path_factory, functions):
     assert once.count("jit_compile=True") == len(functions)
     path.write_text(once)
     assert apply_to_file(str(path), findings)[1] == once
+
+
+def test_split_suggestion_for_jit_compile_functions():
+    from xlalint.fixes.split import split_suggestion
+
+    source = (REPO / "fixtures/jit_split.py").read_text()
+    assert split_suggestion(source, 8, {10}) == (
+        "split the function: keep line 9 compiled, then run line 10 without XLA, then keep lines 11-12 compiled")
+    assert split_suggestion(source, 8, {9, 10, 11, 12}) is None
+    report, _ = run_json("fixtures/jit_split.py", "--device", "cpu")
+    (finding,) = [f for f in report["findings"] if f["code"] == "XLA001"]
+    assert finding["line"] == 10 and "run line 10 without XLA" in finding["hint"]
+    fn = gt.load_module(REPO / "fixtures/jit_split.py").step
+    assert gt.compile_error(fn) is not None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from xlalint.agreement import agreement_findings
 from xlalint.cache import ResultCache
 from xlalint.checks import RULES, Context, run_checks
 from xlalint.files import collect_files, display_path, is_saved_model, precheck
+from xlalint.fixes.split import split_suggestion
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.sourcemap import Location, column, locate
@@ -54,9 +55,26 @@ def _findings_for_entry(raw: dict, path: str, support, options: Options) -> list
     if raw["kind"] == "tf.function" and raw.get("jit_compile") is not True and \
             not any(f.severity == "error" for f in findings):
         findings += _offer_jit_compile(raw, path, options)
+    if raw.get("jit_compile") is True:
+        findings = _with_split_suggestion(findings, path, raw["line"])
     if raw.get("verify"):
         findings += agreement_findings(graph, raw["name"], raw["verify"], findings, fallback, display_path)
     return findings
+
+
+def _with_split_suggestion(findings: list[Finding], path: str, def_line: int) -> list[Finding]:
+    """Under jit_compile=True there is no escape hatch: say how to split the function."""
+    here = display_path(path)
+    blockers = {f.line for f in findings if f.severity == "error" and f.path == here}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            suggestion = split_suggestion(handle.read(), def_line, blockers) if blockers else None
+    except (OSError, UnicodeDecodeError):
+        suggestion = None
+    if not suggestion:
+        return findings
+    return [replace(f, hint=f"{f.hint} Inside jit_compile=True nothing can opt out of XLA: {suggestion}.")
+            if f.severity == "error" and f.path == here else f for f in findings]
 
 
 def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, options: Options) -> list[Finding]:

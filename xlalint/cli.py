@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -114,6 +115,8 @@ def _options(args, parser) -> tuple[list[str], Options]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `xlalint ... | head` ends quietly
     if argv and argv[0] == "ops" and not os.path.exists("ops"):
         return _ops_main(argv[1:])
     parser = _check_parser()
