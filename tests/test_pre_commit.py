@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -12,7 +13,15 @@ def _git(cwd, *args):
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
-def test_hook_runs_from_this_repo_on_a_project(tmp_path):
+def _try_repo(project, tmp_path, hook):
+    return subprocess.run(
+        ["pre-commit", "try-repo", str(REPO), hook, "--all-files", "--verbose"],
+        cwd=project, capture_output=True, text=True, timeout=1800,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")},
+    )
+
+
+def test_hooks_run_from_this_repo_on_a_project(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(REPO / "fixtures/multi_blocker.py", project / "train.py")
@@ -20,13 +29,12 @@ def test_hook_runs_from_this_repo_on_a_project(tmp_path):
     shutil.copy(REPO / "rules/XLA001/good.py", project / "clean.py")
     _git(project, "init", "-q")
     _git(project, "add", ".")
-    env_home = tmp_path / "pre-commit-home"
-    done = subprocess.run(
-        ["pre-commit", "try-repo", str(REPO), "xlalint", "--all-files", "--verbose"],
-        cwd=project, capture_output=True, text=True, timeout=1800,
-        env={"PATH": __import__("os").environ["PATH"], "HOME": str(tmp_path), "PRE_COMMIT_HOME": str(env_home)},
-    )
+    done = _try_repo(project, tmp_path, "xlalint")
     output = done.stdout + done.stderr
     assert done.returncode == 1, output  # the blockers in train.py fail the hook
     assert "train.py:10:13: XLA001" in output
     assert "util.py" not in output.split("xlalint (XLA compatibility)")[-1]  # skipped: no TensorFlow
+    done = _try_repo(project, tmp_path, "xlalint-static")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "train.py:10:13: XLA001" in output and "static: by API name" in output

@@ -22,7 +22,7 @@ def test_parse_kinds_and_ranges():
 def test_suppressed_findings_vanish_and_stale_comment_is_reported(tmp_path):
     report, _ = run_json(str(FIXTURE), "--device", "cpu")
     got = sorted((f["code"], f["line"]) for f in report["findings"])
-    assert got == [("XLA001", 20), ("XLA801", 10)]
+    assert got == [("XLA001", 20), ("XLA403", 14), ("XLA801", 10)]  # a suppressed blocker still blocks XLA403
     verdicts = {e["name"]: e["verdict"] for e in report["entries"]}
     assert verdicts == {"line_level": "compatible", "function_level": "compatible", "not_suppressed": "incompatible"}
     # Without the comments the same file has the findings they hid.
@@ -30,7 +30,7 @@ def test_suppressed_findings_vanish_and_stale_comment_is_reported(tmp_path):
     bare.write_text(re.sub(r"  # xlalint: ignore\[[A-Z0-9]+\]", "", FIXTURE.read_text()))
     report, _ = run_json(str(bare), "--device", "cpu")
     assert sorted((f["code"], f["line"]) for f in report["findings"]) == [
-        ("XLA001", 9), ("XLA001", 20), ("XLA102", 15)]
+        ("XLA001", 9), ("XLA001", 20), ("XLA102", 15), ("XLA403", 14)]
 
 
 def test_unused_check_respects_the_selected_codes():

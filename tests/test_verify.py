@@ -47,7 +47,8 @@ def test_training_step_is_compared_after_several_steps(verified):
 def test_value_specialized_function_compiles_once_per_value(verified):
     entry = {e["name"]: e for e in verified["entries"]}["chunk_sums"]
     assert entry["verify"]["compiled"] is True
-    assert [f["code"] for f in verified["findings"] if f["entry"] == "chunk_sums"] == ["XLA102"]
+    assert [f["code"] for f in verified["findings"] if f["entry"] == "chunk_sums" and f["severity"] != "info"] == [
+        "XLA102"]
 
 
 def test_text_output_has_the_verify_table():

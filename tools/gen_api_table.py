@@ -12,23 +12,28 @@ classes of CLASS_NAMESPACES) the table records the op types one call creates:
   functions exported under other names) creates exactly that op. The op is found by the
   wrapper's code object, which ``tf.raw_ops.<Op>`` shares.
 * traced: any other function is called once inside a ``tf.function`` (autograph off) on
-  symbolic inputs: the hand-written call of EXAMPLES when there is one, else the first of
-  PROFILES (dtypes and shapes for its required parameters) that traces. The op types of the
-  graph and of its function library are recorded, minus the inputs' Placeholders.
+  symbolic inputs: the hand-written call of ``_examples`` when there is one, else with each of
+  PROFILES (dtypes and shapes for its required parameters) that traces, keeping the op types
+  common to all those calls. Op types come from the graph and its function library, minus
+  the inputs' Placeholders.
 * untraced: no profile fits. These are left out, so ``--static`` says nothing about them.
 
 Each op is then looked up in the XLA support table of the same TensorFlow
 (``xlalint/data/support_tf<VERSION>.json``): ``unsupported`` lists the ops with no XLA kernel
 on cpu or gpu (``no_kernel`` gives them per device), and ``dynamic_shape`` is set when a
 data-dependent-shape op (XLA103's list) is among them. Only APIs with an unsupported or a
-dynamic-shape op are written. ``max_args`` (from EXAMPLES with several call forms) means the
-recorded ops hold only for calls with at most that many arguments: ``tf.where(c)`` makes a
-``Where`` op, ``tf.where(c, x, y)`` a ``SelectV2``.
+dynamic-shape op are written. ``stateful``: one of the ops is stateful, so TensorFlow does not
+constant-fold the call even when all its arguments are constants. ``max_args`` (from ``_examples``
+with several call forms): the ops hold only for calls with at most that many arguments
+(``tf.where(c)`` makes a ``Where`` op, ``tf.where(c, x, y)`` a ``SelectV2``). ``by_keyword``
+(from ``_keyword_examples``): the ops without a kernel that a string keyword value adds
+(``tf.image.resize(..., method="area")`` makes a ``ResizeArea``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import os
@@ -41,6 +46,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
+from tensorflow.python.framework import op_def_registry  # noqa: E402
 from tensorflow.python.util import tf_decorator  # noqa: E402
 
 from xlalint.checks.dynamic_output_shape import DATA_DEPENDENT  # noqa: E402
@@ -66,7 +72,8 @@ PROFILES = (
     ("int32[4]",), ("int64[4]",), ("int32[]",), ("int64[]",), ("bool[4]",), ("bool[4]", "float32[4]"),
     ("string[4]",), ("string[]",), ("string[4]", "int32[4]"), ("string[4]", "int32[4]", "int32[]"),
     ("float32[2,8,8,3]", "float32[]"), ("float32[8,8,3]", "float32[]"), ("uint8[8,8,3]",),
-    ("float32[4,2,5]", "int32[2]"), ("complex64[4,4]",),
+    ("float32[4,2,5]", "int32[2]"), ("complex64[4,4]",), ("int32[2]", "float32[4]"),
+    ("int32[2]", "int32[2]", "float32[4]"),
     ("sparse",), ("sparse", "float32[4,4]"), ("sparse", "float32[]"), ("ragged",),
 )
 TRACE_TIMEOUT_S = 30
@@ -78,6 +85,7 @@ def _examples() -> dict[str, list[tuple[tuple[str, ...], object]]]:
         return lambda x: fn(lambda a: a, [x], tf.float32)
 
     boxes = ("float32[8,4]", "float32[8]")
+    feature = tf.io.FixedLenFeature([1], tf.float32)
     return {
         "tf.print": [(("float32[4]",), lambda x: tf.print("x:", x))],
         "tf.compat.v1.Print": [(("float32[4]",), lambda x: tf.compat.v1.Print(x, [x]))],
@@ -85,7 +93,8 @@ def _examples() -> dict[str, list[tuple[tuple[str, ...], object]]]:
         "tf.numpy_function": [(("float32[4]",), host(tf.numpy_function))],
         "tf.compat.v1.py_func": [(("float32[4]",), host(tf.compat.v1.py_func))],
         "tf.strings.format": [(("float32[4]",), lambda x: tf.strings.format("{}", x))],
-        "tf.histogram_fixed_width": [(("float32[16]",), lambda x: tf.histogram_fixed_width(x, [0.0, 1.0], nbins=4))],
+        "tf.histogram_fixed_width": [
+            (("float32[16]",), lambda x: tf.histogram_fixed_width(x, [0.0, 1.0], nbins=4))],
         "tf.histogram_fixed_width_bins": [
             (("float32[16]",), lambda x: tf.histogram_fixed_width_bins(x, [0.0, 1.0], nbins=4))],
         "tf.image.crop_and_resize": [(
@@ -94,7 +103,8 @@ def _examples() -> dict[str, list[tuple[tuple[str, ...], object]]]:
         "tf.image.non_max_suppression": [(boxes, lambda b, s: tf.image.non_max_suppression(b, s, 4))],
         "tf.image.non_max_suppression_with_scores": [
             (boxes, lambda b, s: tf.image.non_max_suppression_with_scores(b, s, 4))],
-        "tf.image.non_max_suppression_padded": [(boxes, lambda b, s: tf.image.non_max_suppression_padded(b, s, 4))],
+        "tf.image.non_max_suppression_padded": [
+            (boxes, lambda b, s: tf.image.non_max_suppression_padded(b, s, 4))],
         "tf.strings.join": [(("string[4]", "string[4]"), lambda a, b: tf.strings.join([a, b]))],
         "tf.strings.to_hash_bucket": [(("string[4]",), lambda s: tf.strings.to_hash_bucket(s, 8))],
         "tf.strings.ngrams": [(("string[4]",), lambda s: tf.strings.ngrams(s, 2))],
@@ -104,12 +114,13 @@ def _examples() -> dict[str, list[tuple[tuple[str, ...], object]]]:
         "tf.io.decode_raw": [(("string[4]",), lambda s: tf.io.decode_raw(s, tf.uint8))],
         "tf.io.decode_csv": [(("string[4]",), lambda s: tf.io.decode_csv(s, [[0.0], [0.0]]))],
         "tf.io.parse_example": [
-            (("string[4]",), lambda s: tf.io.parse_example(s, {"x": tf.io.FixedLenFeature([1], tf.float32)}))],
+            (("string[4]",), lambda s: tf.io.parse_example(s, {"x": feature}))],
         "tf.io.parse_single_example": [
-            (("string[]",), lambda s: tf.io.parse_single_example(s, {"x": tf.io.FixedLenFeature([1], tf.float32)}))],
+            (("string[]",), lambda s: tf.io.parse_single_example(s, {"x": feature}))],
         "tf.sparse.concat": [(("sparse", "sparse"), lambda a, b: tf.sparse.concat(0, [a, b]))],
         "tf.sparse.cross": [(("string[4,1]", "string[4,1]"), lambda a, b: tf.sparse.cross([a, b]))],
-        "tf.sparse.cross_hashed": [(("string[4,1]", "string[4,1]"), lambda a, b: tf.sparse.cross_hashed([a, b], 8))],
+        "tf.sparse.cross_hashed": [
+            (("string[4,1]", "string[4,1]"), lambda a, b: tf.sparse.cross_hashed([a, b], 8))],
         "tf.ragged.cross": [(("string[4,1]", "string[4,1]"), lambda a, b: tf.ragged.cross([a, b]))],
         "tf.image.combined_non_max_suppression": [(
             ("float32[1,8,1,4]", "float32[1,8,2]"),
@@ -119,12 +130,21 @@ def _examples() -> dict[str, list[tuple[tuple[str, ...], object]]]:
         "tf.data.Dataset.from_generator": [((), lambda: tf.data.Dataset.from_generator(
             lambda: iter([1]), output_signature=tf.TensorSpec([], tf.int32)))],
         "tf.data.Dataset.counter": [((), lambda: tf.data.Dataset.counter())],
+        "tf.random.gamma": [(("float32[4]",), lambda a: tf.random.gamma([2], a))],
+        "tf.random.stateless_gamma": [(("float32[4]",), lambda a: tf.random.stateless_gamma([4], [1, 2], a))],
         "tf.where": [(("bool[4]",), tf.where), (("bool[4]", "float32[4]", "float32[4]"), tf.where)],
         "tf.compat.v1.where": [(("bool[4]",), tf.compat.v1.where),
                                (("bool[4]", "float32[4]", "float32[4]"), tf.compat.v1.where)],
         "tf.compat.v1.where_v2": [(("bool[4]",), tf.compat.v1.where_v2),
                                   (("bool[4]", "float32[4]", "float32[4]"), tf.compat.v1.where_v2)],
     }
+
+
+def _keyword_examples() -> dict[str, tuple]:
+    """APIs whose blockers depend on a string keyword: ``(specs, call, keyword, values)``."""
+    methods = ("area", "bicubic", "bilinear", "gaussian", "lanczos3", "lanczos5", "mitchellcubic", "nearest")
+    return {"tf.image.resize": (("float32[1,8,8,3]",), lambda x, **kw: tf.image.resize(x, [4, 4], **kw),
+                                "method", methods)}
 
 
 def _spec(text: str):
@@ -136,12 +156,22 @@ def _spec(text: str):
     return tf.TensorSpec(spec.shape, spec.dtype)
 
 
-class _Timeout(Exception):
+class TraceTimeout(Exception):
     pass
 
 
-def _on_alarm(signum, frame):
-    raise _Timeout()
+@contextlib.contextmanager
+def _deadline(seconds: int):
+    def expire(signum, frame):
+        raise TraceTimeout(f"no result after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def trace_ops(call, specs) -> set[str]:
@@ -149,12 +179,9 @@ def trace_ops(call, specs) -> set[str]:
     def body(*args):
         call(*args)  # the result is not needed: every op created stays in the graph
 
-    signal.alarm(TRACE_TIMEOUT_S)
-    try:
+    with _deadline(TRACE_TIMEOUT_S):
         graph = tf.function(body, autograph=False).get_concrete_function(*map(_spec, specs)).graph
         graph_def = graph.as_graph_def()
-    finally:
-        signal.alarm(0)
     ops = {node.op for node in graph_def.node}
     for function in graph_def.library.function:
         ops |= {node.op for node in function.node_def}
@@ -222,7 +249,8 @@ def public_callables() -> dict[int, tuple[object, list[str]]]:
     for class_path in CLASSES:
         cls = _resolve(class_path)
         for name in dir(cls):
-            if not name.startswith("_") and isinstance(inspect.getattr_static(cls, name), (staticmethod, classmethod)):
+            static = isinstance(inspect.getattr_static(cls, name), (staticmethod, classmethod))
+            if static and not name.startswith("_"):
                 method = getattr(cls, name)
                 add(f"tf.{class_path}.{name}", method, getattr(method, "__func__", method))
     return groups
@@ -236,6 +264,22 @@ def op_wrapper_codes() -> dict[object, str]:
         if not op.startswith("_") and hasattr(target, "__code__"):
             codes[target.__code__] = op
     return codes
+
+
+def _stateful(ops) -> bool:
+    """TensorFlow never constant-folds a stateful op, even on constant inputs."""
+    return any(getattr(op_def_registry.get(op), "is_stateful", False) for op in ops)
+
+
+def _by_keyword(example, support) -> dict:
+    """``{keyword: {value: unsupported ops}}`` for the values that make the call blocked."""
+    specs, call, keyword, values = example
+    blocked = {}
+    for value in values:
+        unsupported, _ = _classify(trace_ops(lambda *a: call(*a, **{keyword: value}), specs), support)
+        if unsupported:
+            blocked[value] = unsupported
+    return {keyword: blocked} if blocked else {}
 
 
 def _classify(ops: set[str], support) -> tuple[list[str], bool]:
@@ -259,6 +303,7 @@ def build_table(log=print) -> dict:
     support = load_support(tf.__version__)
     wrappers = op_wrapper_codes()
     examples = _examples()
+    keyword_examples = _keyword_examples()
     groups = public_callables()
     records: dict[str, dict] = {}
     counts = {"public_names": 0, "functions": len(groups), "op_wrappers": 0, "examples": 0, "traced": 0,
@@ -286,12 +331,19 @@ def build_table(log=print) -> dict:
             counts["traced"] += 1
         record["ops"] = [op for op in record["ops"] if op not in ALWAYS_COMPILED]
         unsupported, dynamic = _classify(set(record["ops"]), support)
-        if unsupported or dynamic:
+        keyword_example = next((keyword_examples[n] for n in names if n in keyword_examples), None)
+        by_keyword = _by_keyword(keyword_example, support) if keyword_example and not unsupported else {}
+        if unsupported or dynamic or by_keyword:
+            record.update(unsupported=unsupported, dynamic_shape=dynamic, stateful=_stateful(record["ops"]))
+            if by_keyword:
+                record["by_keyword"] = by_keyword
             for name in names:
-                records[name] = {**record, "unsupported": unsupported, "dynamic_shape": dynamic}
+                records[name] = record
         if number % 200 == 0:
             log(f"{number}/{len(groups)} functions, {time.time() - started:.0f} s")
-    missing = sorted({op for r in records.values() for op in r["unsupported"]})
+    missing = sorted({op for r in records.values() for op in r["unsupported"]} | {
+        op for r in records.values() for blocked in r.get("by_keyword", {}).values() for ops in blocked.values()
+        for op in ops})
     return {
         "tensorflow": tf.__version__,
         "generated_by": "tools/gen_api_table.py (op wrappers by op name; other functions traced in a tf.function)",
@@ -315,7 +367,6 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(default))
     args = parser.parse_args(argv)
     tf.get_logger().setLevel("ERROR")
-    signal.signal(signal.SIGALRM, _on_alarm)
     table = build_table(lambda line: print(line, file=sys.stderr))
     with open(args.out, "w", encoding="utf-8") as out:
         out.write(dumps(table))

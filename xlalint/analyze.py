@@ -20,6 +20,7 @@ from xlalint.suppressions import ALL, SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
 from xlalint.worker_client import WorkerError, run_worker
 
+SOURCE_CODES = frozenset({"XLA401", "XLA402"})
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
                  "(or a zero-argument build_model() returning one), or name a function with specs: "
                  "`xlalint FILE::fn --spec \"float32[8,16]\"`")
@@ -139,6 +140,8 @@ def analyze(paths: list[str], options: Options) -> Report:
     for request in requests:
         result = results[request["path"]]
         _collect_file(report, result, support, options, request["path"] in explicit, suppressions)
+        if not request.get("saved_model"):
+            report.findings.extend(source_findings(request["path"], options, suppressions))
         if not result["error"] and not request.get("saved_model"):
             report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
     return report
@@ -158,6 +161,27 @@ def _offer_jit_compile(raw: dict, path: str, options: Options) -> list[Finding]:
              "description": "add jit_compile=True (XLA changes numerics slightly)"})]
 
 
+def keep(finding: Finding, options: Options, suppressions: SuppressionIndex) -> bool:
+    """Selected, not ignored for its file, and not suppressed by a comment."""
+    return (finding.code in options.select and not options.ignored(finding.path, finding.code)
+            and not suppressions.suppressed(finding.path, finding.line, finding.code))
+
+
+def source_findings(path: str, options: Options, suppressions: SuppressionIndex) -> list[Finding]:
+    """XLA401/XLA402: what the source says, whatever was traced (the libcst pass, no TensorFlow)."""
+    import libcst
+
+    from xlalint.static.api_table import load_table
+    from xlalint.static.scan import scan_source
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            scan = scan_source(display_path(path), handle.read(), load_table(), options.device)
+    except (OSError, UnicodeDecodeError, libcst.ParserSyntaxError, RecursionError):
+        return []  # the file's own error is reported by the traced run
+    return [f for f in scan.findings if f.code in SOURCE_CODES and keep(f, options, suppressions)]
+
+
 def _unused_suppressions(path: str, suppressions: SuppressionIndex, options: Options) -> list[Finding]:
     """XLA801 for each comment that suppressed nothing, when every code it names was checked."""
     if "XLA801" not in options.select:
@@ -172,6 +196,19 @@ def _unused_suppressions(path: str, suppressions: SuppressionIndex, options: Opt
                                  "Remove the comment, or name the codes it should cover.",
                                  display_path(path), item.line, 1, ""))
     return found
+
+
+def static_report(paths: list[str], options: Options) -> Report:
+    """``--static``: the libcst pass alone, with the same selection, ignores and suppressions."""
+    from xlalint.static import run_static
+
+    report = run_static(paths, options.device)
+    suppressions = SuppressionIndex()
+    report.findings = [f for f in report.findings if keep(f, options, suppressions)]
+    blocked = {(f.path, f.entry) for f in report.findings if f.severity == "error"}
+    report.entries = [replace(e, verdict="incompatible" if (e.path, e.name) in blocked else "compatible")
+                      for e in report.entries]
+    return report
 
 
 def save_entry(directory: str, path: str, raw: dict, tensorflow: str) -> None:
@@ -212,8 +249,7 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         findings = [f for f in _findings_for_entry(raw, result["path"], support, options)
-                    if not options.ignored(f.path, f.code)
-                    and not suppressions.suppressed(f.path, f.line, f.code)
+                    if keep(f, options, suppressions)
                     and not suppressions.suppressed(result["path"], raw["line"], f.code)]
         blocked = any(f.severity == "error" for f in findings)
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",

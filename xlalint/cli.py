@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from xlalint import __version__
-from xlalint.analyze import Options, analyze
+from xlalint.analyze import Options, analyze, static_report
 from xlalint.files import display_path
 from xlalint.checks import resolve_codes
 from xlalint.config import ConfigError, config_targets, find_config, load_config
@@ -42,6 +42,9 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-untraceable", action="store_true",
                         help="skip named files without TensorFlow or entry points instead of reporting them "
                         "(for pre-commit, which passes every changed file)")
+    parser.add_argument("--static", action="store_true",
+                        help="fast mode for pre-commit: find blockers by API name with libcst; never imports "
+                        "TensorFlow or runs your code (fewer findings than the full analysis)")
     parser.add_argument("--verify", nargs="?", const="auto", choices=("auto", "cpu", "gpu"),
                         help="also compile and run each entry with and without XLA (on the GPU when there "
                         "is one, else the CPU; or the device given) and report agreement, numerics, "
@@ -122,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = _check_parser()
     args = parser.parse_args(argv)
     paths, options = _options(args, parser)
-    report = analyze(paths, options)
+    if args.static and (args.verify or args.save_graphs or args.spec or any("::" in p for p in args.paths)):
+        parser.error("--static checks source text only: FILE::NAME, --spec, --verify and --save-graphs need tracing")
+    report = static_report(paths, options) if args.static else analyze(paths, options)
     if options.progress:
         sys.stderr.write("\r\033[K")
     if args.diff or args.fix:

@@ -28,6 +28,18 @@ def _input_arg_names(op) -> list[str]:
     return names
 
 
+def _xla_attrs(op) -> dict:
+    """``_Xla*`` bool/string attrs (``_XlaCompile``, ``_XlaScope``... set by ``jit_scope``)."""
+    found = {}
+    for name, value in op.node_def.attr.items():
+        if name.startswith("_Xla"):
+            if value.HasField("b"):
+                found[name] = value.b
+            elif value.HasField("s"):
+                found[name] = value.s.decode("utf-8", "replace")
+    return found
+
+
 def _type_attrs_and_calls(op):
     import tensorflow as tf
 
@@ -81,6 +93,7 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
             site = layer_of(graph, op.name)
             layer = site.to_json() if site else caller_layer
             arg_names = _input_arg_names(op)
+            xla_attrs = _xla_attrs(op)
             nodes.append(
                 {
                     "id": node_id(op),
@@ -103,6 +116,8 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
                     "frames": user_frames(op.traceback),
                     "layer": layer,
                     "value": _small_int_value(op),
+                    # Only on ops that have any: saved graphs without them stay as they were.
+                    **({"xla_attrs": xla_attrs} if xla_attrs else {}),
                 }
             )
             for fnames in calls.values():

@@ -20,6 +20,12 @@ RULES: dict[str, Rule] = {
         constant_inputs.VALUE_SPECIALIZED,
         dynamic_output_shape.RULE,
         unknown_dims.RULE,
+        # Source-level findings (the libcst pass; with --static too), docs/fixes.md.
+        Rule("XLA401", "experimental-compile", "warning",
+             "`experimental_compile=` is the deprecated name of `jit_compile=`.", None),
+        Rule("XLA402", "xla-devices-flag", "warning",
+             "TF_XLA_FLAGS=--tf_xla_enable_xla_devices only creates XLA devices: it does not turn on "
+             "auto-clustering (--tf_xla_auto_jit=2 does).", None),
         # Reported by the run itself (docs/fixes.md, docs/suppressions.md).
         Rule("XLA403", "enable-jit-compile", "info",
              "A tf.function with no XLA blocker runs without XLA: jit_compile=True is on offer.", None),

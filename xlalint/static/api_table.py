@@ -25,6 +25,7 @@ class ApiInfo:
     ops: tuple[str, ...]  # every op one call creates
     unsupported: tuple[str, ...]  # ops without an XLA kernel on the device
     dynamic_shape: bool  # creates an op whose output shape depends on data
+    stateful: bool  # never constant-folded, even on constant arguments
     max_args: int | None  # the record holds only for calls with at most this many arguments
 
 
@@ -53,12 +54,18 @@ def no_kernel(table: dict, device: str) -> frozenset[str]:
     return frozenset(missing.get(device, missing["cpu"]))
 
 
-def lookup(table: dict, api: str, missing: frozenset[str]) -> ApiInfo | None:
-    """``api`` (e.g. ``tf.strings.length``) when a call blocks or warns on the device ``missing`` is for."""
+def lookup(table: dict, api: str, missing: frozenset[str],
+           keywords: dict[str, str] | None = None) -> ApiInfo | None:
+    """``api`` (e.g. ``tf.strings.length``) when a call blocks or warns on the device ``missing``
+    is for; ``keywords``: the call's string keyword arguments (``method="area"``)."""
     record = table["apis"].get(api)
     if record is None:
         return None
-    unsupported = tuple(op for op in record["unsupported"] if op in missing)
+    ops = list(record["ops"])
+    for keyword, blocked in record.get("by_keyword", {}).items():
+        ops += [op for op in blocked.get((keywords or {}).get(keyword), ()) if op not in ops]
+    unsupported = tuple(op for op in ops if op in missing)
     if not unsupported and not record["dynamic_shape"]:
         return None
-    return ApiInfo(api, tuple(record["ops"]), unsupported, record["dynamic_shape"], record.get("max_args"))
+    return ApiInfo(api, tuple(ops), unsupported, record["dynamic_shape"], record["stateful"],
+                   record.get("max_args"))

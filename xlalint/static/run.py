@@ -9,7 +9,7 @@ from itertools import repeat
 
 import libcst as cst
 
-from xlalint.analyze import collect_files, display_path, is_saved_model
+from xlalint.files import collect_files, display_path, is_saved_model
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.static.api_table import load_table
 from xlalint.static.scan import scan_source
@@ -27,7 +27,8 @@ def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list
         with open(path, encoding="utf-8") as handle:
             source = handle.read()
     except UnicodeDecodeError as error:
-        return [], [], [FileError(shown, f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})")]
+        message = f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})"
+        return [], [], [FileError(shown, message)]
     except OSError as error:
         return [], [], [FileError(shown, f"cannot read the file: {error.strerror}")]
     if not RELEVANT.search(source):

@@ -4,7 +4,8 @@ Compiled functions are those under ``@tf.function`` (any arguments), module func
 ``tf.function(fn, ...)`` and the ``train_step``/``test_step``/``predict_step``/``call`` methods
 of Keras Model/Layer subclasses. Each call in them (or in same-file module functions they call)
 of an API the shipped table lists is a finding at the call: XLA001 when the API creates an op
-with no XLA kernel, XLA103 when it creates one with a data-dependent output shape. Anywhere in
+with no XLA kernel, XLA103 when it creates one with a data-dependent output shape; calls of
+stateless APIs on literal arguments are left out, as TensorFlow folds them before XLA. Anywhere in
 the file: XLA401 (``experimental_compile=``) and XLA402 (``TF_XLA_FLAGS`` with
 ``--tf_xla_enable_xla_devices`` set from Python). Import aliases are resolved with a map of the
 file's imports; calls on objects (``dataset.map``, ``rt.to_tensor``) are not resolved.
@@ -18,20 +19,16 @@ from dataclasses import dataclass, field, fields
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from xlalint.checks import dynamic_output_shape, unsupported_op
-from xlalint.checks.base import Rule
+from xlalint.checks import RULES, dynamic_output_shape, unsupported_op
 from xlalint.results import Finding
 from xlalint.static.api_table import ApiInfo, lookup, no_kernel
 
-EXPERIMENTAL_COMPILE = Rule(
-    "XLA401", "experimental-compile", "warning",
-    "`experimental_compile=` is the deprecated name of `jit_compile=`.", None)
-XLA_DEVICES_FLAG = Rule(
-    "XLA402", "xla-devices-flag", "warning",
-    "TF_XLA_FLAGS=--tf_xla_enable_xla_devices only creates XLA devices: it does not turn on "
-    "auto-clustering (--tf_xla_auto_jit=2 does).", None)
-NEW_RULES = (EXPERIMENTAL_COMPILE, XLA_DEVICES_FLAG)
-_RULES = {r.code: r for r in (unsupported_op.RULE, dynamic_output_shape.RULE, *NEW_RULES)}
+FIXES = {  # what --fix does for the source-level findings (xlalint.fixes.edits)
+    "XLA401": {"kind": "jit-compile-keyword", "safety": "safe",
+               "description": "rename experimental_compile= to jit_compile="},
+    "XLA402": {"kind": "auto-jit-flag", "safety": "unsafe",
+               "description": "use --tf_xla_auto_jit=2, which turns auto-clustering on"},
+}
 
 STATIC = "static: by API name, not traced"
 TF_FUNCTION = frozenset({"tf.function", "tf.compat.v1.function"})
@@ -41,8 +38,13 @@ KERAS_BASES = frozenset({"keras.Model", "keras.Sequential", "keras.Layer", "kera
 HOST_ARGUMENTS = frozenset({"func", "py_func", "generator"})  # keyword names of host callbacks
 ENV_SETTERS = frozenset({"os.environ.setdefault", "os.environ.update", "os.putenv"})
 DEVICES_FLAG = re.compile(r"--tf_xla_enable_xla_devices(?!=(?:false|0)\b)", re.IGNORECASE)
-# Calls worth a second look once all imports are known: tf.function(...) and environment setters.
-_SITE_NAMES = frozenset({"function", "setdefault", "update", "putenv"})
+_SITE_NAMES = frozenset({"function", "setdefault", "update", "putenv"})  # calls to look at once imports are known
+# Fields that hold only whitespace, comments or punctuation: never a call, import or definition.
+_TRIVIA = frozenset({"lpar", "rpar", "comma", "leading_lines", "lines_after_decorators", "semicolon", "colon",
+                     "equal", "dot", "lbrace", "rbrace", "lbracket", "rbracket", "operator", "header", "footer",
+                     "newline", "first_colon", "second_colon", "separator", "comment", "empty_lines",
+                     "asynchronous", "posonly_ind", "trailing_whitespace"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 @dataclass(frozen=True)
@@ -61,27 +63,31 @@ class FileScan:
 
 @dataclass(frozen=True)
 class _Def:
-    name: str  # qualified within the file
+    name: str  # qualified within the file: "fn", "Model.call", "outer.inner"
     node: cst.FunctionDef
-    top: cst.CSTNode  # the module-level statement holding it
-    cls: str | None  # the class whose method it is
+    cls: str | None  # the class it is a method of
     module_level: bool
 
 
 @dataclass(frozen=True)
 class _Site:
     node: cst.CSTNode
-    top: cst.CSTNode
     owner: str  # the enclosing function, or "<module>"
 
 
-def _children(node: cst.CSTNode):
-    for f in fields(node):
-        value = getattr(node, f.name)
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(
+            f.name for f in fields(node) if f.name not in _TRIVIA and not f.name.startswith("whitespace"))
+    found = []
+    for name in names:
+        value = getattr(node, name)
         if isinstance(value, cst.CSTNode):
-            yield value
+            found.append(value)
         elif isinstance(value, (list, tuple)):
-            yield from (v for v in value if isinstance(v, cst.CSTNode))
+            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
 
 
 def _dotted(expr) -> str | None:
@@ -122,8 +128,8 @@ def _assign_targets(node: cst.Assign | cst.AugAssign) -> list:
     return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
 
 
-def _is_true(expr) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+def _keyword(arg: cst.Arg) -> str | None:
+    return arg.keyword.value if arg.keyword else None
 
 
 class Aliases:
@@ -146,8 +152,7 @@ class Aliases:
 
     def qualify(self, expr) -> str | None:
         """``tensorflow.strings.length`` for ``tf.strings.length`` under ``import tensorflow as tf``."""
-        dotted = _dotted(expr)
-        head, _, rest = (dotted or "").partition(".")
+        head, _, rest = (_dotted(expr) or "").partition(".")
         base = self.names.get(head)
         return None if base is None else (f"{base}.{rest}" if rest else base)
 
@@ -168,7 +173,8 @@ class Aliases:
 
 
 class _Index:
-    """One walk over the module: imports, functions, classes, and calls/assignments to revisit."""
+    """One walk over the module: imports, functions, classes, calls and assignments to look at
+    again, and each node's parent."""
 
     def __init__(self, module: cst.Module):
         self.aliases = Aliases()
@@ -176,48 +182,109 @@ class _Index:
         self.classes: list[tuple[str, cst.ClassDef]] = []
         self.calls: list[_Site] = []
         self.assigns: list[_Site] = []
-        stack = [(stmt, stmt, "", None, "<module>") for stmt in reversed(module.body)]
+        self.parents: dict[int, cst.CSTNode] = {}
+        stack = [(module, "", None, "<module>")]
         while stack:
-            node, top, scope, cls, owner = stack.pop()
+            node, scope, cls, owner = stack.pop()
             inner = (scope, cls, owner)
             if isinstance(node, (cst.Import, cst.ImportFrom)):
                 self.aliases.add(node)
             elif isinstance(node, cst.FunctionDef):
                 name = f"{scope}.{node.name.value}" if scope else node.name.value
-                self.defs.append(_Def(name, node, top, cls, not scope))
+                self.defs.append(_Def(name, node, cls, not scope))
                 inner = (name, None, name)
             elif isinstance(node, cst.ClassDef):
                 name = f"{scope}.{node.name.value}" if scope else node.name.value
                 self.classes.append((name, node))
                 inner = (name, name, owner)
             elif isinstance(node, cst.Call) and (_called_name(node) in _SITE_NAMES or any(
-                    a.keyword and a.keyword.value == "experimental_compile" for a in node.args)):
-                self.calls.append(_Site(node, top, owner))
+                    _keyword(a) == "experimental_compile" for a in node.args)):
+                self.calls.append(_Site(node, owner))
             elif isinstance(node, (cst.Assign, cst.AugAssign)) and any(
                     isinstance(t, cst.Subscript) for t in _assign_targets(node)):
-                self.assigns.append(_Site(node, top, owner))
-            stack.extend((child, top, *inner) for child in reversed(list(_children(node))))
+                self.assigns.append(_Site(node, owner))
+            children = _children(node)
+            for child in reversed(children):
+                self.parents[id(child)] = node
+                stack.append((child, *inner))
+
+
+def _leftmost_name(node: cst.CSTNode) -> cst.Name | None:
+    """The name a node's code starts with: ``tf`` in ``tf.print(x)``, the keyword of ``k=v``."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node
+        if isinstance(node, cst.FunctionDef):
+            return node.name
+        if isinstance(node, cst.Arg) and node.keyword:
+            return node.keyword
+        if isinstance(node, (cst.Assign, cst.AugAssign)):
+            node = _assign_targets(node)[0]
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        elif isinstance(node, cst.Call):
+            node = node.func
+        else:
+            return None
 
 
 class _Positions:
-    """1-based line and column of nodes, computed only for the module-level statements asked about."""
+    """1-based line and column of nodes.
 
-    def __init__(self, module: cst.Module):
-        self.module = module
-        self.starts: dict[int, int] | None = None
-        self.maps: dict[int, object] = {}
+    libcst's PositionProvider would cost most of the pass (it generates the code with a record for
+    every node, after one more full visit). Instead the leftmost name of each node asked about is
+    renamed to a marker of the same length, the code is generated once, and the markers are found
+    in it: with every length unchanged, their offsets are the nodes' own.
+    """
 
-    def __call__(self, node: cst.CSTNode, top: cst.CSTNode) -> tuple[int, int]:
-        if self.starts is None:
-            self.starts, line = {}, len(self.module.header)
-            for stmt in self.module.body:
-                self.starts[id(stmt)] = line
-                line += self.module.code_for_node(stmt).count("\n")
-        if id(top) not in self.maps:
-            alone = self.module.with_changes(body=[top], header=[], footer=[])
-            self.maps[id(top)] = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        start = self.maps[id(top)][node].start
-        return self.starts[id(top)] + start.line, start.column + 1
+    MARKERS = (0xA000, 0xA48C)  # Yi syllables: identifier characters hardly ever in source code
+    IN_SOURCE = re.compile("[\ua000-\ua48c]")
+
+    def __init__(self, module: cst.Module, source: str, parents: dict[int, cst.CSTNode]):
+        self.module, self.source, self.parents = module, source, parents
+
+    def __call__(self, nodes: list[cst.CSTNode]) -> dict[int, tuple[int, int]]:
+        if not nodes:
+            return {}
+        leaves = {id(n): _leftmost_name(n) for n in nodes}
+        unique = list({id(leaf): leaf for leaf in leaves.values() if leaf is not None}.values())
+        first, last = self.MARKERS
+        if None in leaves.values() or len(unique) > last - first or self.IN_SOURCE.search(self.source):
+            return self.slow(nodes)
+        replaced = {id(leaf): leaf.with_changes(value=chr(first + i) * len(leaf.value))
+                    for i, leaf in enumerate(unique)}
+        self.rebuild_ancestors(unique, replaced)
+        code = replaced[id(self.module)].code
+        found = {}
+        for i, leaf in enumerate(unique):
+            offset = code.index(chr(first + i))
+            found[id(leaf)] = (code.count("\n", 0, offset) + 1, offset - code.rfind("\n", 0, offset))
+        return {key: found[id(leaf)] for key, leaf in leaves.items()}
+
+    def rebuild_ancestors(self, leaves: list[cst.CSTNode], replaced: dict[int, cst.CSTNode]) -> None:
+        """Copy every ancestor of ``leaves`` with the replaced children, deepest first, up to the module."""
+        depth: dict[int, tuple[int, cst.CSTNode]] = {}
+        for leaf in leaves:
+            chain, node = [], self.parents.get(id(leaf))
+            while node is not None:
+                chain.append(node)
+                node = self.parents.get(id(node))
+            for level, ancestor in enumerate(reversed(chain)):
+                depth[id(ancestor)] = (level, ancestor)
+        for _, ancestor in sorted(depth.values(), key=lambda item: -item[0]):
+            changes = {}
+            for name in _FIELDS[type(ancestor)]:
+                value = getattr(ancestor, name)
+                if isinstance(value, cst.CSTNode) and id(value) in replaced:
+                    changes[name] = replaced[id(value)]
+                elif isinstance(value, (list, tuple)) and any(id(v) in replaced for v in value):
+                    changes[name] = type(value)(replaced.get(id(v), v) for v in value)
+            replaced[id(ancestor)] = ancestor.with_changes(**changes)
+
+    def slow(self, nodes: list[cst.CSTNode]) -> dict[int, tuple[int, int]]:
+        positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        starts = {id(n): positions[_leftmost_name(n) or n].start for n in nodes}
+        return {key: (start.line, start.column + 1) for key, start in starts.items()}
 
 
 def _hint(info: ApiInfo, device: str) -> str:
@@ -239,7 +306,19 @@ def _argument_count(call: cst.Call) -> int | None:
     """Arguments given, ``name=`` aside; None with ``*args``/``**kwargs``."""
     if any(a.star for a in call.args):
         return None
-    return sum(1 for a in call.args if not (a.keyword and a.keyword.value == "name"))
+    return sum(1 for a in call.args if _keyword(a) != "name")
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A finding whose position is computed with all the others, at the end."""
+
+    code: str
+    message: str
+    hint: str
+    node: cst.CSTNode
+    entry: str
+    op_type: str | None = None
 
 
 class _Scanner:
@@ -248,137 +327,150 @@ class _Scanner:
         self.module = cst.parse_module(source)
         self.index = _Index(self.module)
         self.aliases = self.index.aliases
-        self.position = _Positions(self.module)
+        self.positions = _Positions(self.module, source, self.index.parents)
         self.missing = no_kernel(table, device)
         self.module_defs = {d.name: d for d in self.index.defs if d.module_level}
-        self.findings: list[Finding] = []
+        self.compiled_names: set[str] = set()
+        self.pending: list[_Pending] = []
 
-    def finding(self, code: str, message: str, hint: str, node, top, entry: str, op_type=None) -> None:
-        rule = _RULES[code]
-        line, col = self.position(node, top)
-        self.findings.append(Finding(code, rule.name, rule.severity, message, hint, self.path, line, col,
-                                     entry, op_type=op_type))
-
-    # Which functions are compiled
-
-    def tf_function_call(self, call) -> bool:
-        return isinstance(call, cst.Call) and self.aliases.tf_api(call.func) in TF_FUNCTION
-
-    def compiled(self) -> list[tuple[_Def, str, bool]]:
-        """``(function, kind, jit_compile)`` of every compiled function, in file order."""
-        found: dict[str, tuple[_Def, str, bool]] = {}
-        keras = set()
-        for name, node in self.index.classes:
-            if any(self.aliases.is_keras_base(b.value) or _dotted(b.value) in keras for b in node.bases):
-                keras.add(name)
-        for d in self.index.defs:
-            for decorator in d.node.decorators:
-                expr = decorator.decorator
-                if self.aliases.tf_api(expr) in TF_FUNCTION or self.tf_function_call(expr):
-                    found[d.name] = (d, "tf.function", self.jit(expr))
-            if d.name not in found and d.cls in keras and d.node.name.value in KERAS_METHODS:
-                found[d.name] = (d, "keras", False)
-        for site in self.index.calls:
-            call, inner = site.node, site.node.func
-            wrapper = call if self.tf_function_call(call) else inner if self.tf_function_call(inner) else None
-            target = self.module_defs.get(_dotted(call.args[0].value)) if wrapper and call.args else None
-            if target and not call.args[0].keyword and target.name not in found:
-                found[target.name] = (target, "tf.function", self.jit(wrapper))
-        order = {d.name: i for i, d in enumerate(self.index.defs)}
-        return sorted(found.values(), key=lambda item: order[item[0].name])
+    def is_tf_function(self, expr) -> bool:
+        """``tf.function`` itself, or a call of it (``tf.function(...)``)."""
+        return self.aliases.tf_api(expr.func if isinstance(expr, cst.Call) else expr) in TF_FUNCTION
 
     @staticmethod
     def jit(expr) -> bool:
         return isinstance(expr, cst.Call) and any(
-            a.keyword and a.keyword.value in ("jit_compile", "experimental_compile") and _is_true(a.value)
-            for a in expr.args)
+            _keyword(a) in ("jit_compile", "experimental_compile") and isinstance(a.value, cst.Name)
+            and a.value.value == "True" for a in expr.args)
 
-    # Calls in compiled functions
+    def compiled(self) -> list[tuple[_Def, str, bool]]:
+        """``(function, kind, jit_compile)`` of every compiled function, in file order."""
+        found: dict[str, tuple[_Def, str, bool]] = {}
+        keras: set[str] = set()
+        for name, node in self.index.classes:
+            if any(self.aliases.is_keras_base(b.value) or _dotted(b.value) in keras for b in node.bases):
+                keras.add(name)
+        for d in self.index.defs:
+            tf_function = next((dec.decorator for dec in d.node.decorators if self.is_tf_function(dec.decorator)),
+                               None)
+            if tf_function is not None:
+                found[d.name] = (d, "tf.function", self.jit(tf_function))
+            elif d.cls in keras and d.node.name.value in KERAS_METHODS:
+                found[d.name] = (d, "keras", False)
+        for site in self.index.calls:  # fast = tf.function(fn, ...) or tf.function(...)(fn)
+            call = site.node
+            wrapper = next((c for c in (call, call.func) if isinstance(c, cst.Call) and self.is_tf_function(c)),
+                           None)
+            if wrapper is not None and call.args and _keyword(call.args[0]) is None:
+                target = self.module_defs.get(_dotted(call.args[0].value))
+                if target is not None and target.name not in found:
+                    found[target.name] = (target, "tf.function", self.jit(wrapper))
+        order = {d.name: i for i, d in enumerate(self.index.defs)}
+        return sorted(found.values(), key=lambda item: order[item[0].name])
 
     def scan_compiled(self, fn: _Def) -> None:
+        """Report the calls of ``fn`` and of the module functions it calls, directly or not."""
         queue, seen = [fn], {fn.name}
         while queue:
-            current = queue.pop(0)
-            for helper in self.scan_body(current, fn.name):
+            for helper in self.scan_body(queue.pop(0), fn.name):
                 if helper.name not in seen:
                     seen.add(helper.name)
                     queue.append(helper)
 
     def scan_body(self, fn: _Def, entry: str) -> list[_Def]:
-        """Report the calls in ``fn``'s body (nested functions included, host callbacks excluded);
+        """Report the calls in ``fn``'s body, nested functions included, host callbacks excluded;
         return the module functions it calls."""
         helpers, host_names, nested = [], set(), []
         stack = [fn.node.body]
-        while stack:
+        while stack or nested:
+            if not stack:  # nested functions last, once the host callbacks' arguments are known
+                inner = nested.pop()
+                if inner.name.value not in host_names:
+                    stack.append(inner.body)
+                continue
             node = stack.pop()
             if isinstance(node, cst.FunctionDef):
                 nested.append(node)
                 continue
-            skip = frozenset()
+            skip: frozenset[int] = frozenset()
             if isinstance(node, cst.Call):
-                skip = self.check_call(node, fn.top, entry, host_names)
-                helper = self.module_defs.get(_dotted(node.func)) if isinstance(node.func, cst.Name) else None
+                skip = self.check_call(node, entry, host_names)
+                helper = self.module_defs.get(node.func.value) if isinstance(node.func, cst.Name) else None
                 if helper is not None and helper.name not in self.compiled_names:
                     helpers.append(helper)
             stack.extend(child for child in _children(node) if id(child) not in skip)
-            while not stack and nested:
-                inner = nested.pop()
-                if inner.name.value not in host_names:
-                    stack.append(inner.body)
         return helpers
 
-    def check_call(self, call: cst.Call, top, entry: str, host_names: set) -> frozenset[int]:
-        """Report ``call`` if its API is in the table; return the ids of arguments not to descend into."""
+    def is_constant(self, expr) -> bool:
+        """A literal, or ``tf.constant`` of one: TensorFlow folds stateless ops on those before XLA."""
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+            return True
+        if isinstance(expr, cst.Name):
+            return expr.value in ("True", "False", "None")
+        if isinstance(expr, cst.UnaryOperation):
+            return self.is_constant(expr.expression)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return all(isinstance(e, cst.Element) and self.is_constant(e.value) for e in expr.elements)
+        return (isinstance(expr, cst.Call) and self.aliases.tf_api(expr.func) == "tf.constant"
+                and all(self.is_constant(a.value) for a in expr.args))
+
+    def check_call(self, call: cst.Call, entry: str, host_names: set[str]) -> frozenset[int]:
+        """Report ``call`` if the table lists its API; return the ids of arguments that run on the host."""
         api = self.aliases.tf_api(call.func)
-        info = lookup(self.table, api, self.missing) if api else None
+        keywords = {_keyword(a): a.value.evaluated_value for a in call.args
+                    if a.keyword and isinstance(a.value, cst.SimpleString)}
+        info = lookup(self.table, api, self.missing, keywords) if api else None
         if info is None:
             return frozenset()
         count = _argument_count(call)
         if info.max_args is not None and (count is None or count > info.max_args):
             return frozenset()
+        if not info.stateful and call.args and all(self.is_constant(a.value) for a in call.args):
+            return frozenset()
         if info.unsupported:
-            ops = ", ".join(info.unsupported)
-            self.finding("XLA001", f"`{api}` ({ops}) has no XLA kernel on {self.device} ({STATIC})",
-                         _hint(info, self.device), call, top, entry, info.unsupported[0])
+            self.pending.append(_Pending(
+                "XLA001", f"`{api}` ({', '.join(info.unsupported)}) has no XLA kernel on {self.device} ({STATIC})",
+                _hint(info, self.device), call, entry, info.unsupported[0]))
         else:
             op = next(o for o in info.ops if o in dynamic_output_shape.DATA_DEPENDENT)
-            self.finding("XLA103", f"`{api}` ({op}) has a data-dependent output shape: XLA pads it to an upper "
-                         f"bound, and ops after it that need a static shape can fail or be slow ({STATIC})",
-                         "Prefer fixed-size forms: a mask multiply or the 3-argument tf.where instead of "
-                         "tf.boolean_mask/tf.where(cond), padded unique/NMS variants.", call, top, entry, op)
+            self.pending.append(_Pending(
+                "XLA103", f"`{api}` ({op}) has a data-dependent output shape: XLA pads it to an upper bound, "
+                f"and ops after it that need a static shape can fail or be slow ({STATIC})",
+                "Prefer fixed-size forms: a mask multiply or the 3-argument tf.where instead of "
+                "tf.boolean_mask/tf.where(cond), padded unique/NMS variants.", call, entry, op))
         if not set(info.unsupported) & unsupported_op.HOST_CALLBACKS:
             return frozenset()
-        callbacks = [a for i, a in enumerate(call.args)
-                     if (a.keyword is None and i == 0) or (a.keyword and a.keyword.value in HOST_ARGUMENTS)]
+        callbacks = [a for i, a in enumerate(call.args) if (i == 0 and a.keyword is None)
+                     or _keyword(a) in HOST_ARGUMENTS]
         host_names.update(a.value.value for a in callbacks if isinstance(a.value, cst.Name))
         return frozenset(map(id, callbacks))
-
-    # Anywhere in the file
 
     def check_experimental_compile(self) -> None:
         for site in self.index.calls:
             call = site.node
-            if not self.tf_function_call(call):
+            if not (isinstance(call, cst.Call) and self.is_tf_function(call)):
                 continue
+            first = call.args[0] if call.args and not call.args[0].keyword else None
+            wrapped = self.module_defs.get(_dotted(first.value)) if first else None
             for arg in call.args:
-                if arg.keyword and arg.keyword.value == "experimental_compile":
-                    target = _dotted(call.args[0].value) if call.args and not call.args[0].keyword else None
-                    self.finding("XLA401", "`experimental_compile=` is the deprecated name of `jit_compile=`",
-                                 "Write `jit_compile=` instead: same meaning, and the old name may go away.",
-                                 arg, site.top, target if target in self.module_defs else site.owner)
+                if _keyword(arg) == "experimental_compile":
+                    self.pending.append(_Pending(
+                        "XLA401", "`experimental_compile=` is the deprecated name of `jit_compile=`",
+                        "Write `jit_compile=` instead: it means the same, and the old name may go away.",
+                        arg, wrapped.name if wrapped else site.owner))
 
     def check_xla_devices_flag(self) -> None:
         for site in self.index.assigns + self.index.calls:
             value = self.tf_xla_flags_value(site.node)
             if value is not None and any(DEVICES_FLAG.search(s) for s in _strings(value)):
-                self.finding("XLA402", "TF_XLA_FLAGS sets --tf_xla_enable_xla_devices: that only creates "
-                             "XLA_CPU/XLA_GPU devices, it does not compile anything with XLA",
-                             "For auto-clustering set TF_XLA_FLAGS=--tf_xla_auto_jit=2; better, compile "
-                             "the functions you want with tf.function(jit_compile=True).",
-                             site.node, site.top, site.owner)
+                self.pending.append(_Pending(
+                    "XLA402", "TF_XLA_FLAGS sets --tf_xla_enable_xla_devices: that only creates XLA_CPU/XLA_GPU "
+                    "devices, it does not compile anything with XLA",
+                    "For auto-clustering set TF_XLA_FLAGS=--tf_xla_auto_jit=2; better, compile the functions "
+                    "you want with tf.function(jit_compile=True).", site.node, site.owner))
 
-    def tf_xla_flags_value(self, node) -> cst.CSTNode | None:
-        """The value given to TF_XLA_FLAGS by ``node``, if it sets it in ``os.environ``."""
+    def tf_xla_flags_value(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The value ``node`` gives TF_XLA_FLAGS in the environment, if it sets it."""
         if isinstance(node, (cst.Assign, cst.AugAssign)):
             for target in _assign_targets(node):
                 if (isinstance(target, cst.Subscript) and self.aliases.qualify(target.value) == "os.environ"
@@ -388,25 +480,29 @@ class _Scanner:
         if self.aliases.qualify(node.func) not in ENV_SETTERS or not node.args:
             return None
         first = node.args[0]
-        if first.keyword and first.keyword.value == "TF_XLA_FLAGS":  # os.environ.update(TF_XLA_FLAGS=...)
+        if _keyword(first) == "TF_XLA_FLAGS":  # os.environ.update(TF_XLA_FLAGS=...)
             return first.value
         if isinstance(first.value, cst.Dict):  # os.environ.update({"TF_XLA_FLAGS": ...})
             return next((e.value for e in first.value.elements
                          if isinstance(e, cst.DictElement) and _strings(e.key) == ["TF_XLA_FLAGS"]), None)
-        if _strings(first.value) == ["TF_XLA_FLAGS"] and len(node.args) > 1:
+        if _strings(first.value) == ["TF_XLA_FLAGS"] and len(node.args) > 1:  # setdefault / putenv
             return node.args[1].value
         return None
 
     def run(self) -> FileScan:
         compiled = self.compiled()
         self.compiled_names = {d.name for d, _, _ in compiled}
-        scan = FileScan()
-        for d, kind, jit in compiled:
-            scan.functions.append(CompiledFunction(d.name, self.position(d.node.name, d.top)[0], kind, jit))
+        for d, _, _ in compiled:
             self.scan_compiled(d)
         self.check_experimental_compile()
         self.check_xla_devices_flag()
-        scan.findings = sorted(self.findings, key=lambda f: (f.line, f.col, f.code, f.entry))
+        where = self.positions([d.node for d, _, _ in compiled] + [p.node for p in self.pending])
+        scan = FileScan([CompiledFunction(d.name, where[id(d.node)][0], kind, jit) for d, kind, jit in compiled])
+        for p in self.pending:
+            rule, (line, col) = RULES[p.code], where[id(p.node)]
+            scan.findings.append(Finding(p.code, rule.name, rule.severity, p.message, p.hint, self.path, line, col,
+                                         p.entry, op_type=p.op_type, fix=FIXES.get(p.code)))
+        scan.findings.sort(key=lambda f: (f.line, f.col, f.code, f.entry))
         return scan
 
 

@@ -1,0 +1,298 @@
+"""``--static``: XLA blockers by API name from a libcst pass, never importing TensorFlow."""
+
+from __future__ import annotations
+
+import glob
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from conftest import REPO, run_json
+from marks import expected
+from xlalint.checks.dynamic_output_shape import DATA_DEPENDENT
+from xlalint.static.api_table import DATA, load_table
+from xlalint.static.run import run_static
+from xlalint.checks import RULES
+from xlalint.static.scan import _Index, _leftmost_name, _Positions, scan_source
+from xlalint.support import load_support
+
+RULE_DIRS = sorted(p for p in (REPO / "rules").iterdir() if p.is_dir())
+AGREEMENT_FILES = sorted(glob.glob(str(REPO / "rules" / "*" / "*.py")) +
+                         glob.glob(str(REPO / "fixtures" / "*.py")))
+CORPUS = sorted(glob.glob(str(REPO / "fixtures" / "corpus" / "*.py")))
+
+
+def _found(path: Path, code: str, device: str = "cpu") -> set[tuple[str, int]]:
+    report = run_static([str(path)], device)
+    assert not report.errors, report.errors
+    return {(f.code, f.line) for f in report.findings if f.code == code}
+
+
+def _marked(path: Path, code: str) -> set[tuple[str, int]]:
+    return {(c, line) for c, line in expected(path) if c == code}
+
+
+def _write(tmp_path: Path, source: str, name: str = "case.py") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+@pytest.mark.parametrize("path", [REPO / "rules" / "XLA001" / "bad.py", REPO / "fixtures" / "multi_blocker.py"],
+                         ids=lambda p: p.relative_to(REPO).as_posix())
+def test_unsupported_ops_reported_at_the_marked_lines(path):
+    assert _found(path, "XLA001") == _marked(path, "XLA001")
+
+
+def test_dynamic_shapes_reported_at_the_marked_lines_helpers_included():
+    path = REPO / "rules" / "XLA103" / "bad.py"
+    assert _found(path, "XLA103") == _marked(path, "XLA103")
+    helper = next(f for f in run_static([str(path)]).findings if f.line == 7)
+    assert helper.entry == "valid_rows_total" and helper.severity == "warning" and "(static:" in helper.message
+
+
+@pytest.mark.parametrize("path", [d / "good.py" for d in RULE_DIRS] + [
+    REPO / "fixtures" / "clean_and_untraceable.py", REPO / "fixtures" / "training_step.py"],
+    ids=lambda p: p.relative_to(REPO).as_posix())
+def test_clean_files_have_no_findings(path):
+    report = run_static([str(path)], "gpu")
+    assert report.findings == [] and report.errors == []
+    assert report.entries and all(e.verdict == "compatible" for e in report.entries)
+
+
+def test_one_entry_per_compiled_function_with_its_verdict():
+    report = run_static([str(REPO / "fixtures" / name) for name in ("multi_blocker.py", "clean_and_untraceable.py")])
+    assert [(e.name, e.line, e.verdict) for e in report.entries] == [
+        ("preprocess_and_score", 8, "incompatible"), ("normalize", 7, "compatible"),
+        ("no_signature", 12, "compatible")]
+    assert report.tensorflow == load_table()["tensorflow"] and report.device == "gpu"
+    first = report.findings[0]
+    assert (first.line, first.col, first.op_type) == (9, 5, "PrintV2")
+    assert first.message == ("`tf.print` (PrintV2, StringFormat) has no XLA kernel on gpu "
+                             "(static: by API name, not traced)")
+
+
+def test_never_imports_tensorflow_or_keras():
+    code = ("import sys; from xlalint.static.run import run_static; "
+            "report = run_static(['rules', 'fixtures']); assert report.findings; "
+            "print(sorted(m for m in ('tensorflow', 'keras', 'tf_keras') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_import_aliases_and_ways_of_compiling(tmp_path):
+    path = _write(tmp_path, '''
+        import keras
+        import tensorflow as tensorflow_alias
+        import tensorflow.compat.v1 as tf1
+        from tensorflow import strings
+        from tensorflow import numpy_function as host
+        from tensorflow.keras import layers
+        import tensorflow as tf
+
+
+        @tensorflow_alias.function
+        def decorated(x):
+            return strings.length(x)  # expect: XLA001
+
+
+        def step(x):
+            return tf1.py_func(lambda a: a, [x], tf.float32)  # expect: XLA001
+
+
+        def step_jit(x):
+            return host(lambda a: a, [x], tf.float32)  # expect: XLA001
+
+
+        fast = tf.function(step)
+        faster = tf.function(jit_compile=True)(step_jit)
+
+
+        class Block(layers.Layer):
+            def call(self, x):
+                return tf.math.segment_sum(x, [0, 0, 1])  # expect: XLA001
+
+            def summary_line(self, x):
+                return tf.strings.as_string(x)  # not compiled
+
+
+        class Trainer(keras.Model):
+            def train_step(self, data):
+                return tf.unique(data)  # expect: XLA103
+
+
+        class Derived(Block):
+            def call(self, x):
+                return tf.linalg.lu(x)  # expect: XLA001
+    ''')
+    scan = scan_source(str(path), path.read_text(), load_table())
+    assert {(f.code, f.line) for f in scan.findings} == expected(path)
+    kinds = {fn.name: (fn.kind, fn.jit_compile) for fn in scan.functions}
+    assert kinds == {"decorated": ("tf.function", False), "step": ("tf.function", False),
+                     "step_jit": ("tf.function", True), "Block.call": ("keras", False),
+                     "Trainer.train_step": ("keras", False), "Derived.call": ("keras", False)}
+
+
+def test_what_is_not_flagged(tmp_path):
+    path = _write(tmp_path, '''
+        import tensorflow as tf
+
+
+        def plain(x):
+            return tf.strings.length(x)  # not compiled
+
+
+        @tf.function(jit_compile=True)
+        def compiled(x, names):
+            y = tf.where(x > 0, x, -x)  # three arguments: SelectV2, a fixed shape
+            n = tf.strings.length(tf.constant("padding"))  # constant arguments: folded before XLA
+            z = tf.py_function(lambda a: tf.strings.length(a), [names], tf.int32)  # expect: XLA001
+
+            def on_host(a):
+                return tf.strings.as_string(a)  # host code, passed to numpy_function below
+
+            w = tf.numpy_function(on_host, [x], tf.string)  # expect: XLA001
+            resized = tf.image.resize(tf.reshape(x, [1, 2, 2, 1]), [4, 4])  # bilinear has a kernel
+            area = tf.image.resize(tf.reshape(x, [1, 2, 2, 1]), [1, 1], method="area")  # expect: XLA001
+            return y, n, z, w, resized, area
+    ''')
+    findings = scan_source(str(path), path.read_text(), load_table()).findings
+    assert {(f.code, f.line) for f in findings} == expected(path)
+
+
+def test_experimental_compile_and_xla_devices_flag(tmp_path):
+    path = _write(tmp_path, '''
+        import os
+        from os import environ
+
+        import tensorflow as tf
+
+        os.environ["TF_XLA_FLAGS"] = "--tf_xla_enable_xla_devices"  # expect: XLA402
+        environ.setdefault("TF_XLA_FLAGS", "--tf_xla_enable_xla_devices=true")  # expect: XLA402
+        os.putenv("TF_XLA_FLAGS", "--tf_xla_enable_xla_devices")  # expect: XLA402
+        os.environ["TF_XLA_FLAGS"] = "--tf_xla_auto_jit=2"
+        os.environ["TF_XLA_FLAGS"] = "--tf_xla_enable_xla_devices=false"
+        os.environ["OTHER_FLAGS"] = "--tf_xla_enable_xla_devices"
+
+
+        @tf.function(experimental_compile=True)  # expect: XLA401
+        def old(x):
+            return x * 2.0
+
+
+        def main():
+            os.environ["TF_XLA_FLAGS"] += " --tf_xla_enable_xla_devices"  # expect: XLA402
+    ''')
+    scan = scan_source(str(path), path.read_text(), load_table())
+    assert {(f.code, f.line) for f in scan.findings} == expected(path)
+    rules = {code: (RULES[code].name, RULES[code].severity) for code in ("XLA401", "XLA402")}
+    assert rules == {"XLA401": ("experimental-compile", "warning"), "XLA402": ("xla-devices-flag", "warning")}
+    assert all((f.name, f.severity) == rules[f.code] for f in scan.findings)
+    assert [fn.jit_compile for fn in scan.functions] == [True]
+    assert {f.entry for f in scan.findings} == {"<module>", "old", "main"}
+
+
+def test_unreadable_and_unparsable_files_are_file_errors(tmp_path):
+    report = run_static([str(REPO / "fixtures" / "broken"), str(tmp_path / "missing.py")])
+    errors = {Path(e.path).name: e.message for e in report.errors}
+    assert errors["syntax_error.py"].startswith("syntax error at line")
+    assert errors["latin1.py"].startswith("cannot decode the file as UTF-8")
+    assert "no such file" in errors["missing.py"]
+    assert not any(f.path.endswith("no_tensorflow.py") for f in report.findings)
+
+
+def test_positions_are_those_of_libcst():
+    """The marker-based positions equal PositionProvider's, for every call, def and keyword argument."""
+    for name in AGREEMENT_FILES + CORPUS + [str(REPO / "examples" / "train.py")]:
+        source = Path(name).read_text(encoding="utf-8")
+        module = cst.parse_module(source)
+        index = _Index(module)
+        nodes = [n for n in _all_nodes(module) if isinstance(n, (cst.Call, cst.FunctionDef, cst.Arg))
+                 and _leftmost_name(n) is not None]
+        ours = _Positions(module, source, index.parents)(nodes)
+        theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        for node in nodes:
+            start = theirs[node.name if isinstance(node, cst.FunctionDef) else node].start
+            assert ours[id(node)] == (start.line, start.column + 1), (name, start)
+
+
+def _all_nodes(module):
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node):
+            found.append(node)
+            return True
+
+    module.visit(Collect())
+    return found
+
+
+def test_shipped_table_agrees_with_the_support_table():
+    table = load_table()
+    path = DATA / f"static_api_tf{table['tensorflow']}.json"
+    assert path.stat().st_size < 1_000_000
+    support = load_support(table["tensorflow"])
+    for api, record in table["apis"].items():
+        assert set(record["unsupported"]) <= set(record["ops"]), api
+        assert all(not support.has_op("cpu", op) or not support.has_op("gpu", op) for op in record["unsupported"])
+        assert record["dynamic_shape"] == any(op in DATA_DEPENDENT and op not in record["unsupported"]
+                                              for op in record["ops"]), api
+    for api, op in [("tf.strings.length", "StringLength"), ("tf.numpy_function", "PyFunc"),
+                    ("tf.print", "PrintV2"),
+                    ("tf.histogram_fixed_width", "HistogramFixedWidth"), ("tf.linalg.lu", "Lu"),
+                    ("tf.image.crop_and_resize", "CropAndResize"), ("tf.unique_with_counts", "UniqueWithCounts"),
+                    ("tf.compat.v1.py_func", "PyFunc"), ("tf.raw_ops.StringLength", "StringLength")]:
+        assert op in table["apis"][api]["unsupported"], api
+    for api in ("tf.unique", "tf.boolean_mask", "tf.where", "tf.image.non_max_suppression"):
+        assert table["apis"][api]["dynamic_shape"] and not table["apis"][api]["unsupported"], api
+    assert table["apis"]["tf.where"]["max_args"] == 1
+    assert "tf.reshape" not in table["apis"] and "tf.repeat" not in table["apis"]
+
+
+def test_generator_records_what_tracing_shows():
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import gen_api_table as gen
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    tf = gen.tf
+    assert gen.trace_ops(tf.strings.length, ("string[4]",)) == {"StringLength"}
+    assert gen.op_wrapper_codes()[gen.tf_decorator.unwrap(tf.raw_ops.AsString)[1].__code__] == "AsString"
+    ops, forms = gen.trace_by_profiles(tf.repeat)  # a vector of repeats makes a Where, a scalar does not
+    assert forms > 1 and "Where" not in ops
+    table = load_table()
+    if table["tensorflow"] == tf.__version__:
+        assert table["apis"]["tf.strings.length"]["ops"] == sorted(gen.trace_by_profiles(tf.strings.length)[0])
+
+
+def test_static_xla001_findings_are_a_subset_of_the_full_mode(rules_report):
+    """No false positives: every static XLA001 is also an XLA001 of the full (traced) mode at that line."""
+    fixtures = [str(Path(p).relative_to(REPO)) for p in glob.glob(str(REPO / "fixtures" / "*.py"))]
+    fixtures_report, _ = run_json(*fixtures, "--device", "cpu")
+    full = {(f["path"], f["line"]) for r in (rules_report, fixtures_report) for f in r["findings"]
+            if f["code"] == "XLA001"}
+    static = {(str(Path(f.path).resolve().relative_to(REPO)), f.line)
+              for f in run_static(AGREEMENT_FILES, "cpu").findings if f.code == "XLA001"}
+    assert static, "nothing to compare"
+    assert static <= full, sorted(static - full)
+
+
+def test_static_cli_uses_the_same_codes_filters_and_exit_codes():
+    from conftest import run_json, run_xlalint
+
+    report, code = run_json("--static", "fixtures/multi_blocker.py", "fixtures/suppressed/suppressed.py")
+    assert code == 1
+    lines = {(f["code"], f["path"], f["line"]) for f in report["findings"]}
+    assert ("XLA001", "fixtures/multi_blocker.py", 10) in lines
+    assert ("XLA001", "fixtures/suppressed/suppressed.py", 9) not in lines  # the ignore comment holds
+    report, code = run_json("--static", "fixtures/multi_blocker.py", "--ignore", "XLA001")
+    assert report["findings"] == [] and code == 0
+    done = run_xlalint("--static", "fixtures/multi_blocker.py::preprocess_and_score")
+    assert done.returncode == 2 and "need tracing" in done.stderr
