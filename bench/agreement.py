@@ -5,20 +5,24 @@
     python bench/agreement.py -k linalg_        # only cases whose file name contains one of the -k strings
 
 1. xlalint runs ONCE over the corpus directory:
-   ``python -m xlalint fixtures/corpus --format json --device cpu`` (wall time measured).
+   ``python -m xlalint fixtures/corpus --format json --device cpu`` (plus ``--no-cache`` when
+   this xlalint keeps a results cache, so the wall time measured is a cold run).
 2. The compiler: one child process (this file with ``--compile-child``) imports TensorFlow
    once and, for every case, builds ``tf.function(case.python_function, jit_compile=True)``,
    asks for ``experimental_get_compiler_ir(*args)(stage="hlo")`` AND calls it with concrete
    seeded tensors on CPU (some failures only appear at execution). A case that kills the
    child (segfault, abort) or hangs counts as a failure; a fresh child goes on with the next
-   case. Total wall time measured.
+   case. For a case with an integer argument or a None dim that compiles, a second HLO is
+   built from other values (scalars 3, integers in [0, 4), None dims 5): a different HLO
+   means one compilation per value, what XLA102/XLA104 warn about. Total wall time measured.
 3. Report: a table, the figures (verdict agreement, false "incompatible", false
-   "compatible", op type named, line named, recompile risks flagged, wall times) and every
-   disagreement with its reason.
+   "compatible", op type named, line named, recompile risks flagged and seen, wall times) and
+   every disagreement with its reason. Info findings (XLA403...) are advice and left out.
 
 Case files (see fixtures/corpus): ``<category>_<what>.py``, one module-level
 ``@tf.function(input_signature=[...])`` named ``case``, a docstring with ``Expected: compiles``
-or ``Expected: fails``, and ``# expect: XLA0xx`` marks on the lines xlalint should report.
+or ``Expected: fails``, ``# expect: XLA0xx`` marks on the lines xlalint should report, and
+``# blocker`` on a failing line that no rule covers (only the line is expected there).
 
 Arguments are made from the signature like the project's tests make them: floats N(0, 1),
 integer scalars 2 (they work as sizes), other integers in [0, 3), fair booleans, strings
@@ -38,7 +42,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,8 +51,8 @@ CATEGORIES = ("hostcall", "print", "string", "data", "dtype", "shape_const", "re
               "unknown_dims", "control_flow", "gradient", "tensorarray", "keras_layer", "keras_train_step",
               "linalg", "image", "random", "misc")
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+BLOCKER = re.compile(r"#\s*blocker\b")  # a failing line no rule covers: only the line is expected
 EXPECTED = re.compile(r"^Expected:\s*(compiles|fails)\s*$", re.MULTILINE)
-ERROR_CODES = ("XLA001", "XLA002", "XLA101")
 RECOMPILE_CODES = ("XLA102", "XLA104")
 CASE_TIMEOUT_S = 180
 # The same op under two names: XLA's argument node is the graph's Placeholder.
@@ -66,12 +70,15 @@ def read_case(path: Path) -> dict:
     text = path.read_text(encoding="utf-8")
     match = EXPECTED.search(text)
     marks: set[tuple[str, int]] = set()
+    blockers: set[int] = set()
     for number, line in enumerate(text.splitlines(), 1):
         found = EXPECT.search(line)
         if found:
             marks |= {(code.strip(), number) for code in found.group(1).split(",") if code.strip()}
+        if BLOCKER.search(line):
+            blockers.add(number)
     return {"path": str(path.relative_to(REPO)), "name": path.stem, "category": category_of(path),
-            "expected": match.group(1) if match else None, "marks": sorted(marks)}
+            "expected": match.group(1) if match else None, "marks": sorted(marks), "blockers": sorted(blockers)}
 
 
 def case_files(corpus: Path, only: list[str]) -> list[Path]:
@@ -81,8 +88,15 @@ def case_files(corpus: Path, only: list[str]) -> list[Path]:
 
 # --------------------------------------------------------------------------- xlalint side
 
+def _no_cache() -> list[str]:
+    """``--no-cache`` when this xlalint has a result cache: the time measured is a cold run."""
+    done = subprocess.run([sys.executable, "-m", "xlalint", "--help"], cwd=REPO, capture_output=True, text=True)
+    return ["--no-cache"] if "--no-cache" in done.stdout else []
+
+
 def run_xlalint(corpus: Path) -> tuple[dict, float, str]:
-    command = [sys.executable, "-m", "xlalint", str(corpus.relative_to(REPO)), "--format", "json", "--device", "cpu"]
+    command = [sys.executable, "-m", "xlalint", str(corpus.relative_to(REPO)), "--format", "json", "--device", "cpu",
+               *_no_cache()]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=3600)
     seconds = time.perf_counter() - start
@@ -102,27 +116,42 @@ _NODE = re.compile(r"\{\{node ([^}]+)\}\}|node `([^`]+)`")
 _NOISE = ("Graph execution error", "Detected at node", "The op is created at", "File ", "Stack trace for op")
 
 
-def _make_args(tf, np, fn) -> list:
-    rng = np.random.default_rng(0)
+def _make_args(tf, np, fn, variant: int = 0) -> list:
+    """Variant 1 changes every integer value (scalars 3, tensors in [0, 4)) and every None dim (5),
+    so that a program specialized on values or shapes shows up as a different HLO."""
+    rng = np.random.default_rng(variant)
+    fill, high, scalar = (4, 3, 2) if variant == 0 else (5, 4, 3)
     args = []
     for spec in tf.nest.flatten(fn.input_signature):
         if spec.shape.rank is None:
-            shape = [4]
+            shape = [fill]
         else:
-            shape = [4 if d is None else d for d in spec.shape.as_list()]
+            shape = [fill if d is None else d for d in spec.shape.as_list()]
         dtype = spec.dtype
         if dtype == tf.string:
             args.append(tf.fill(shape, "text"))
         elif dtype == tf.bool:
             args.append(tf.constant(rng.random(shape) < 0.5))
         elif dtype.is_integer:
-            values = np.array(2) if not shape else rng.integers(0, 3, shape)
+            values = np.array(scalar) if not shape else rng.integers(0, high, shape)
             args.append(tf.constant(values, dtype=dtype))
         elif dtype.is_complex:
             args.append(tf.constant(rng.standard_normal(shape) + 1j * rng.standard_normal(shape), dtype=dtype))
         else:
             args.append(tf.constant(rng.standard_normal(shape), dtype=dtype))
     return args
+
+
+def _hlo_body(text: str) -> str:
+    """HLO without what differs between any two traces: the module line and numbered names."""
+    lines = (line for line in text.splitlines() if not line.startswith("HloModule"))
+    return re.sub(r"_\d+", "_N", "\n".join(lines))
+
+
+def _varies(tf, fn) -> bool:
+    """True when some argument is an integer or has a None dim: a second value set can tell."""
+    return any(s.dtype.is_integer or s.shape.rank is None or None in s.shape.as_list()
+               for s in tf.nest.flatten(fn.input_signature))
 
 
 def _op_types(concrete) -> dict[str, str]:
@@ -176,7 +205,7 @@ def compile_child(paths: list[str]) -> None:
     for path in paths:
         print(json.dumps({"start": path}), file=out, flush=True)
         result = {"path": path, "compiled": False, "stage": None, "error": None, "error_op": None,
-                  "error_node": None, "seconds": None}
+                  "error_node": None, "seconds": None, "specializes": None}
         start = time.perf_counter()
         types: dict[str, str] = {}
         stage = "import"
@@ -194,7 +223,7 @@ def compile_child(paths: list[str]) -> None:
                 stage = "trace"
                 types = _op_types(jitted.get_concrete_function(*args))
                 stage = "hlo"
-                jitted.experimental_get_compiler_ir(*args)(stage="hlo")
+                hlo = jitted.experimental_get_compiler_ir(*args)(stage="hlo")
                 stage = "run"
                 outputs = jitted(*args)
                 for value in tf.nest.flatten(outputs, expand_composites=True):
@@ -209,6 +238,13 @@ def compile_child(paths: list[str]) -> None:
             result["error_op"], result["error_node"] = _error_op(message, types)
             result["stage"] = stage
         result["seconds"] = round(time.perf_counter() - start, 3)
+        if result["compiled"] and _varies(tf, fn):  # recompile evidence: other values, another program?
+            try:
+                with tf.device("/CPU:0"):
+                    other = jitted.experimental_get_compiler_ir(*_make_args(tf, np, fn, 1))(stage="hlo")
+                result["specializes"] = _hlo_body(hlo) != _hlo_body(other)
+            except Exception as error:  # noqa: BLE001 - no evidence either way
+                result["specialize_error"] = _first_line(error)
         print(json.dumps(result), file=out, flush=True)
 
 
@@ -272,7 +308,9 @@ def compare(case: dict, report: dict, compiler: dict) -> dict:
     path = case["path"]
     entries = [e for e in report["entries"] if e["path"] == path]
     entry = next((e for e in entries if e["name"] == "case"), None)
-    findings = [f for f in report["findings"] if f["path"] == path and f["entry"] == "case"]
+    # info findings (XLA403 "could use jit_compile=True", ...) are advice, not predictions: left out
+    findings = [f for f in report["findings"] if f["path"] == path and f["entry"] == "case"
+                and f["severity"] in ("error", "warning")]
     file_errors = [e["message"] for e in report["errors"] if e["path"] == path]
     verdict = entry["verdict"] if entry else "missing"
     failed = not compiler["compiled"]
@@ -285,6 +323,7 @@ def compare(case: dict, report: dict, compiler: dict) -> dict:
         "compiled": compiler["compiled"], "compiler_error": compiler.get("error"),
         "compiler_stage": compiler.get("stage"), "compiler_op": compiler.get("error_op"),
         "compiler_node": compiler.get("error_node"), "compile_s": compiler.get("seconds"),
+        "specializes": compiler.get("specializes"),
         "findings": sorted(found), "finding_ops": sorted({f["op_type"] for f in errors if f["op_type"]}),
         "expected_matches_compiler": case["expected"] == ("fails" if failed else "compiles"),
         "agree": (verdict == "incompatible") == failed and verdict in ("incompatible", "compatible"),
@@ -295,11 +334,12 @@ def compare(case: dict, report: dict, compiler: dict) -> dict:
         op = compiler.get("error_op")
         named_ops = {SAME_OP.get(o, o) for o in row["finding_ops"]}
         row["op_named"] = None if op is None else SAME_OP.get(op, op) in named_ops
-        marked_lines = {line for _, line in marks}
+        marked_lines = {line for _, line in marks} | set(case["blockers"])
         row["line_named"] = bool(marked_lines) and any(f["line"] in marked_lines for f in errors or findings)
     risks = {m for m in marks if m[0] in RECOMPILE_CODES}
     row["recompile_marked"] = bool(risks)
     row["recompile_flagged"] = bool(risks) and risks <= found
+    row["recompile_reported"] = any(code in RECOMPILE_CODES for code, _ in found)
     return row
 
 
@@ -340,13 +380,17 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
                       " ".join(f"{c}@{l}" for c, l in r["findings"]) or "-",
                       "yes" if r["agree"] else "NO",
                       _mark(r.get("op_named")), _mark(r.get("line_named")),
-                      _mark(r["recompile_flagged"] if r["recompile_marked"] else None)])
+                      _mark(r["recompile_flagged"] if r["recompile_marked"] else None),
+                      _mark(r["specializes"])])
     out.append(_table(table, ["case", "compiler", "xlalint", "findings (code@line)", "agree", "op named",
-                              "line named", "recompile flagged"]))
+                              "line named", "recompile flagged", "HLO varies"]))
     n = len(rows)
     failing = [r for r in rows if not r["compiled"]]
     with_op = [r for r in failing if r.get("op_named") is not None]
     risky = [r for r in rows if r["recompile_marked"]]
+    varying = [r for r in rows if r["specializes"]]
+    measured_reported = [r for r in rows if r["recompile_reported"] and r["specializes"] is not None]
+    quiet = [r for r in measured_reported if not r["specializes"]]
     counts = Counter(r["category"] for r in rows)
     out += ["", "per category: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES if counts[c]), ""]
     figures = [
@@ -360,6 +404,10 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
         ("failing: line named", _pct(sum(bool(r["line_named"]) for r in failing), len(failing))),
         ("recompile risks flagged", _pct(sum(r["recompile_flagged"] for r in risky), len(risky))
          + " (XLA102/XLA104 at every marked line)"),
+        ("recompiles seen by the compiler", _pct(sum(bool(r["recompile_reported"]) for r in varying),
+                                                 len(varying))
+         + " reported as XLA102/XLA104 (HLO differs for a second set of integer values / None dims)"),
+        ("XLA102/XLA104 with no recompile seen", f"{len(quiet)} of {len(measured_reported)} cases where it was measured"),
         ("marks matched exactly", _pct(sum(len(r["marks_found"]) for r in rows), sum(len(r["marks"]) for r in rows))),
         ("findings at unmarked lines", str(sum(len(r["unmarked_findings"]) for r in rows))),
         ("xlalint wall time", f"{xlalint_s:.1f} s (one invocation, {n} files)"),
@@ -382,11 +430,16 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
     out += [f"  {r['name']}: compiler names {r['compiler_op']}, xlalint's error findings name "
             f"{r['finding_ops'] or 'nothing'}" for r in with_op if not r["op_named"]] or ["  none"]
     out += ["", "failing cases where the offending line is not named:"]
-    out += [f"  {r['name']}: marked {r['marks']}, xlalint {r['findings'] or 'nothing'}"
-            for r in failing if not r["line_named"]] or ["  none"]
+    out += [f"  {r['name']}: marked {r['marks'] + [('blocker', b) for b in r['blockers']]}, "
+            f"xlalint {r['findings'] or 'nothing'}" for r in failing if not r["line_named"]] or ["  none"]
     out += ["", "recompile risks not flagged:"]
     out += [f"  {r['name']}: marked {[m for m in r['marks'] if m[0] in RECOMPILE_CODES]}, xlalint "
             f"{r['findings'] or 'nothing'}" for r in risky if not r["recompile_flagged"]] or ["  none"]
+    out += ["", "recompiles the compiler shows that xlalint does not report:"]
+    out += [f"  {r['name']}: xlalint {r['findings'] or 'nothing'}" for r in varying
+            if not r["recompile_reported"]] or ["  none"]
+    out += ["", "XLA102/XLA104 reported, but the HLO is the same for both value sets:"]
+    out += [f"  {r['name']}: xlalint {r['findings']}" for r in quiet] or ["  none"]
     out += ["", "other mark mismatches (missed marks / findings at unmarked lines):"]
     other = [r for r in rows if r["marks_missed"] or r["unmarked_findings"]]
     out += [f"  {r['name']}: missed {r['marks_missed'] or '-'}; unmarked {r['unmarked_findings'] or '-'}"
@@ -424,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_xlalint_files(files: list[Path]) -> tuple[dict, float, str]:
     command = [sys.executable, "-m", "xlalint", *(str(p.relative_to(REPO)) for p in files),
-               "--format", "json", "--device", "cpu"]
+               "--format", "json", "--device", "cpu", *_no_cache()]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=3600)
     seconds = time.perf_counter() - start
@@ -432,7 +485,7 @@ def run_xlalint_files(files: list[Path]) -> tuple[dict, float, str]:
         report = json.loads(done.stdout)
     except json.JSONDecodeError:
         report = {"entries": [], "findings": [], "errors": [{"path": "?", "message": done.stderr[-2000:]}]}
-    return report, seconds, " ".join(["python", *command[1:3], f"<{len(files)} files>", *command[-4:]])
+    return report, seconds, " ".join(["python", *command[1:3], f"<{len(files)} files>", *command[3 + len(files):]])
 
 
 if __name__ == "__main__":
