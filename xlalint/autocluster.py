@@ -86,7 +86,9 @@ COMPOSABLE_DTYPES = frozenset({"float16", "float32", "float64"})
 CONTRACTIONS = {"MatMul": "_FusedMatMul", "Conv2D": "_FusedConv2D", "Conv3D": "_FusedConv3D",
                 "DepthwiseConv2dNative": "_FusedDepthwiseConv2dNative"}
 FUSED_ACTIVATIONS = frozenset({"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"})
-FUSION_DTYPES = frozenset({"float32", "bfloat16"})
+FUSION_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})  # measured: float64 Conv2D fuses
+# Applied twice, the second one is removed by Grappler (ArithmeticOptimizer RemoveIdempotent).
+IDEMPOTENT = frozenset({"Floor", "Ceil", "Round", "Rint", "Snapshot"})
 # Shape-like ops Grappler folds when the input's shape is fully known.
 STATIC_SHAPE_OPS = frozenset({"Shape", "Size", "Rank", "ShapeN"})
 
@@ -116,6 +118,19 @@ def _is_stateful(op_type: str) -> bool:
     return op_type in STATEFUL or op_type.startswith(STATEFUL_PREFIXES)
 
 
+def _lowered(node: dict) -> bool:
+    """Whether TensorFlow lowers this While/If/Case to Switch/Merge before clustering.
+
+    tf.while_loop/tf.cond/tf.switch_case (and autograph) set ``_lower_using_switch_merge``;
+    raw ``functional_ops.While``/``If`` (ctc_loss, Defun-era code) do not, and their bodies are
+    ``..._Wrapper`` functions. The attr itself is not exported, so its trace stands in for it.
+    """
+    for record in (node.get("xla_attrs") or {}, node["attrs"]):
+        if isinstance(record.get("_lower_using_switch_merge"), bool):
+            return record["_lower_using_switch_merge"]
+    return not any(name.endswith("_Wrapper") for names in node["calls"].values() for name in names)
+
+
 @dataclass
 class _Unit:
     """One op of the flattened graph (``key`` is its qualified name)."""
@@ -125,7 +140,7 @@ class _Unit:
     region: int
     order: int
     kind: str = "op"  # "op" | "arg" (function argument) | "control_flow" (lowered While/If/Case)
-    folded: bool = False  # Grappler turns it into a constant
+    folded: bool = False  # Grappler turns it into a constant (or removes it: Floor(Floor(x)))
     inputs: list = field(default_factory=list)  # unit keys of data inputs (None: from nowhere)
 
     @property
@@ -142,6 +157,8 @@ class _Flattener:
         self.edges: set[tuple[str, str]] = set()  # data edges
         self.control: set[tuple[str, str]] = set()  # automatic control dependencies
         self.regions = 0
+        self.region_parent: dict[int, str | None] = {}  # region -> the lowered control-flow op owning it
+        self.sinks: dict[int, set[str]] = {}  # region -> what must run: outputs, stateful ops
         self.by_function: dict[str, list[dict]] = {}
         self.trace_index: dict[str, int] = {}
         for i, node in enumerate(graph.nodes()):
@@ -149,11 +166,40 @@ class _Flattener:
             self.trace_index[node["id"]] = i
 
     def run(self) -> None:
-        self._expand(self.graph.root, "", self._new_region(), None, depth=0)
+        self._expand(self.graph.root, "", self._new_region(None), None, depth=0)
+        self._prune()
 
-    def _new_region(self) -> int:
+    def _new_region(self, parent: str | None) -> int:
         self.regions += 1
+        self.region_parent[self.regions - 1] = parent
+        self.sinks[self.regions - 1] = set()
         return self.regions - 1
+
+    def _prune(self) -> None:
+        """Drop ops nothing needs (TensorFlow prunes a function body to its outputs and stateful ops)."""
+        preds: dict[str, list[str]] = {}
+        for src, dst in self.edges | self.control:
+            preds.setdefault(dst, []).append(src)
+        alive: set[str] = set()
+        done: set[int] = set()
+        while True:
+            todo = [r for r, parent in self.region_parent.items()
+                    if r not in done and (parent is None or parent in alive)]
+            if not todo:
+                break
+            stack = []
+            for region in todo:
+                done.add(region)
+                stack.extend(k for k in self.sinks[region] if k not in alive)
+            alive.update(stack)
+            while stack:
+                for src in preds.get(stack.pop(), ()):
+                    if src not in alive:
+                        alive.add(src)
+                        stack.append(src)
+        self.units = {k: u for k, u in self.units.items() if k in alive}
+        self.edges = {e for e in self.edges if e[0] in alive and e[1] in alive}
+        self.control = {e for e in self.control if e[0] in alive and e[1] in alive}
 
     def _ordered(self, function: str) -> list[dict]:
         nodes = self.by_function.get(function, [])
@@ -209,13 +255,13 @@ class _Flattener:
                 local[nid] = self._expand(callee, f"{prefix}{node['name']}/", region, sources, depth + 1)
                 continue
             key = prefix + node["name"]
-            if op_type in CONTROL_FLOW:
+            if op_type in CONTROL_FLOW and _lowered(node):
                 self._add(key, node, region, "control_flow")
                 for attr, role in CONTROL_FLOW[op_type]:
                     for i, body in enumerate(node["calls"].get(attr, [])):
                         if body in self.graph.functions and depth < 10:
                             name = f"{role}{i}" if role == "branch" else role
-                            self._expand(body, f"{key}/{name}/", self._new_region(), None, depth + 1)
+                            self._expand(body, f"{key}/{name}/", self._new_region(key), None, depth + 1)
             else:
                 self._add(key, node, region)
             local[nid] = key
@@ -244,6 +290,8 @@ class _Flattener:
         for out in outputs:
             if out is not None and out in self.units and self.units[out].kind == "op":
                 self.control.update((op, out) for op in must_run if op != out)
+        self.sinks[region].update(o for o in outputs if o is not None)
+        self.sinks[region].update(must_run)
         return outputs
 
 
@@ -343,9 +391,12 @@ class _Model:
             if unit.kind != "op" or unit.type in CONSTANT_OPS or _is_stateful(unit.type):
                 continue
             ins = [self.units.get(s) for s in unit.inputs]
-            if unit.type in STATIC_SHAPE_OPS and all(_fully_known(i["shape"]) for i in unit.node["inputs"]):
+            if unit.type in IDEMPOTENT and len(ins) == 1 and ins[0] is not None and ins[0].type == unit.type:
                 unit.folded = True
-            elif ins and all(i is not None and (i.type in CONSTANT_OPS or i.folded) for i in ins):
+            elif unit.type in STATIC_SHAPE_OPS and all(_fully_known(i["shape"]) for i in unit.node["inputs"]):
+                unit.folded = True
+            elif ins and all(i is not None and i.kind == "op" and (i.type in CONSTANT_OPS or i.folded)
+                             for i in ins):
                 unit.folded = True
 
     def _dtype(self, key: str) -> str | None:
@@ -412,6 +463,8 @@ class _Model:
             return None  # a constant after Grappler
         if op_type in CALL_OPS:
             return "call of a function whose body was not exported"
+        if op_type in CONTROL_FLOW:  # not lowered: compiled whole, or not at all
+            return self._uncompilable_body(node, depth=1)
         if op_type in STATEFUL_RANDOM:
             return "stateful random op: auto-clustering never compiles it (XLA's RNG differs from TensorFlow's)"
         if op_type in DUMMY_IMPL:
@@ -436,6 +489,31 @@ class _Model:
             return f"no XLA kernel for {mismatch[1]} ({mismatch[0]}={mismatch[1]}) on {self.device}"
         return None
 
+    def _uncompilable_body(self, node: dict, depth: int) -> str | None:
+        """Why a functional While/If/Case (or a call in one) cannot be compiled whole, if it can't.
+
+        IsCompilableCall: every op of every body must be compilable, and ops in called functions
+        may not touch resource variables."""
+        if depth > 10:
+            return "functions nested too deeply"
+        for names in node["calls"].values():
+            for name in names:
+                if name not in self.graph.functions:
+                    continue  # a Defun-era body the export cannot see: assumed compilable (ctc_loss: it is)
+                inputs = set(self.graph.functions[name]["inputs"])
+                for inner in self.graph.nodes():
+                    if inner["function"] != name or inner["id"] in inputs or inner["type"] in DROPPED_OPS:
+                        continue
+                    if inner["type"] in CALL_OPS or inner["type"] in CONTROL_FLOW:
+                        why = self._uncompilable_body(inner, depth + 1)
+                    elif any(t["dtype"] == "resource" for t in inner["inputs"]):
+                        why = "uses a resource variable inside a called function"
+                    else:
+                        why = self._exclusion(_Unit(inner["name"], inner, -1, -1))
+                    if why:
+                        return f"{inner['type']} `{inner['name']}` in its body {name}: {why}"
+        return None
+
     def find_candidates(self) -> None:
         for rep, (fused_type, members) in self.fused.items():
             names = "+".join(self.units[m].type for m in members)
@@ -452,6 +530,8 @@ class _Model:
     # -- contraction ----------------------------------------------------------------------------
     def _resource_kind(self, unit: _Unit) -> str | None:
         """"r", "w" or "rw" for a resource-variable op, else None."""
+        if unit.kind == "op" and (unit.type in CONTROL_FLOW or unit.type in CALL_OPS):
+            return "rw"  # MayCallFunction: assumed to read and write variables
         if unit.kind != "op" or not any(i["dtype"] == "resource" for i in unit.node["inputs"]):
             return None
         if unit.type in RESOURCE_READS:
@@ -551,7 +631,8 @@ class _Model:
             # DeclusterNodes: a Fill whose users are all outside the cluster is left out.
             keys = [k for k in keys if not (self.units[k].type == "Fill"
                                             and not keys_set.intersection(self._users(k)))]
-            if size >= MIN_CLUSTER_SIZE or asked:
+            functional = any(self.units[r].type in CONTROL_FLOW for r in reps)  # assumed big enough
+            if size >= MIN_CLUSTER_SIZE or asked or functional:
                 kept.append(keys)
             elif size:
                 dropped.append(keys)

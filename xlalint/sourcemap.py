@@ -34,7 +34,10 @@ def _forward_op(graph: OpGraph, node: dict) -> dict | None:
         if name.startswith(scope):
             parts = name[len(scope):].split("/")
             for end in range(len(parts) - 1, 0, -1):
-                forward = graph.find(node["function"], "/".join(parts[:end]))
+                prefix = "/".join(parts[:end])
+                forward = graph.find(node["function"], prefix)
+                if forward is None and node["type"].endswith("Grad"):  # scope/OpGrad -> scope/Op
+                    forward = graph.find(node["function"], f"{prefix}/{node['type'][:-len('Grad')]}")
                 if forward is not None:
                     return forward
     return None
@@ -50,10 +53,32 @@ def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
         return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
     if node["frames"]:
         path, line, _ = node["frames"][-1]
-        return Location(path, line)
+        return Location(path, call_start(path, line))
     if layer:
         return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
     return Location(fallback.path, fallback.line, f"node `{node['name']}` in function `{node['function']}`")
+
+
+@lru_cache(maxsize=256)
+def _call_spans(path: str) -> tuple[tuple[int, int], ...]:
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return ()
+    return tuple((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Call))
+
+
+def call_start(path: str, line: int) -> int:
+    """For a line where no call starts but a multi-line call ends (a traceback of a call spread
+    over several lines gives its last line): the first line of the innermost such call."""
+    spans = _call_spans(path)
+    if any(start == line for start, _ in spans):
+        return line
+    ending = [s for s in spans if s[1] == line and s[0] < line]
+    return max(ending)[0] if ending else line
 
 
 class _CallCollector(cst.CSTVisitor):

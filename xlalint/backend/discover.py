@@ -44,9 +44,19 @@ class Candidate:
         return [_spec_json(s) for s in self.specs]
 
     def trace(self):
-        """``(concrete_function, number of arguments)``."""
+        """``(concrete_function, number of arguments)``, traced as ``jit_compile=True`` traces it.
+
+        Some lowerings depend on whether the graph is built for XLA: outside XLA, the gradient of
+        a tf.cond carries branch intermediates in Optional* ops (no XLA kernel), inside it in
+        zeros. A jit_compile=True twin makes the traced graph the one XLA is asked to compile.
+        """
+        function = self.function
+        python_function = getattr(function, "python_function", None)
+        if python_function is not None:
+            function = tf.function(python_function, jit_compile=True,
+                                   input_signature=function.input_signature if self.use_signature else None)
         args = () if self.use_signature else self.specs
-        return self.function.get_concrete_function(*args), len(self.specs)
+        return function.get_concrete_function(*args), len(self.specs)
 
 
 def _module_level_lines(source: str) -> dict[str, int]:

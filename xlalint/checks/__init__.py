@@ -18,7 +18,9 @@ RULES: dict[str, Rule] = {
         unsupported_dtype.RULE,
         constant_inputs.NON_CONSTANT,
         constant_inputs.VALUE_SPECIALIZED,
+        constant_inputs.LOOP_SHAPE,
         dynamic_output_shape.RULE,
+        dynamic_output_shape.BLOCKING,
         unknown_dims.RULE,
         # Source-level findings (the libcst pass; with --static too), docs/fixes.md.
         Rule("XLA401", "experimental-compile", "warning",

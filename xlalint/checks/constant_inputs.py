@@ -16,6 +16,10 @@ of three answers:
 
 from __future__ import annotations
 
+import operator
+
+import networkx as nx
+
 from xlalint.checks.api_names import call_name, describe
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import OpGraph
@@ -29,6 +33,18 @@ PASS_THROUGH = frozenset({"Identity", "IdentityN"})
 # (an argument's value is still baked in: XLA102). StridedSlice only with unit strides.
 DYNAMIC_OK = frozenset({("TopKV2", "k"), ("Slice", "begin"), ("Slice", "size")})
 UNIT_STRIDE_DYNAMIC_OK = frozenset({("StridedSlice", "begin"), ("StridedSlice", "end")})
+
+
+# Ops XLA cannot evaluate while resolving a compile-time constant (they lower to dot, reduce-window,
+# scatter or loops, which XLA's value inference does not evaluate): a value that passes through
+# one of them is never constant, even when it only depends on arguments. Measured on TF 2.21 CPU
+# (tf.ones(f(arg)) fails for each); sort, top_k, gather, reductions, one_hot, where, cond pass.
+OPAQUE_TO_CONSTANT_FOLDING = frozenset({
+    "Cumsum", "Cumprod", "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum",
+    "UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd",
+    "Bincount", "DenseBincount", "ScatterNd", "TensorScatterAdd", "TensorScatterSub",
+    "TensorScatterUpdate", "TensorScatterMax", "TensorScatterMin",
+})
 
 
 def _is_random(op_type: str) -> bool:
@@ -82,14 +98,20 @@ class ValueTracer:
             return self.value(src, out)
         if not node["inputs"]:
             return NEVER, f"{op_type}{_at(node)}, which XLA cannot evaluate at compile time"
-        return self._worst_input(node)
+        worst = self._worst_input(node)
+        if worst[0] == SPECIALIZED and op_type in OPAQUE_TO_CONSTANT_FOLDING:
+            return NEVER, (f"{describe(op_type)}{_at(node)}, which XLA cannot evaluate at compile time "
+                           f"(its input is {worst[1]})")
+        return worst
 
     def _branch_output(self, node: dict, index: int) -> tuple[int, str]:
-        """An If/Case result: constant only if the predicate and every branch's result are
-        (which branch a compile-time predicate picks is not evaluated: the worst one counts)."""
+        """An If/Case result: constant only if the predicate and the branch results are. When the
+        predicate's value can be worked out here, only the branch it picks counts (XLA compiles
+        only that one); otherwise the worst branch counts."""
         pred = node["inputs"][0]
         worst = self.value(pred["src"], pred["index"])
-        for names in node["calls"].values():  # then_branch/else_branch, or branches
+        branches = _taken_branch(self.graph, node) if worst[0] == CONSTANT else None
+        for names in ([[branches]] if branches else node["calls"].values()):  # then/else, or branches
             for name in names:
                 if name in self.graph.functions:
                     src, out = self.graph.functions[name]["outputs"][index]
@@ -135,18 +157,64 @@ class ValueTracer:
         return src == record["inputs"][position]
 
 
+_BINARY = {"Greater": operator.gt, "Less": operator.lt, "GreaterEqual": operator.ge, "LessEqual": operator.le,
+           "Equal": operator.eq, "NotEqual": operator.ne, "Add": operator.add, "AddV2": operator.add,
+           "Sub": operator.sub, "Mul": operator.mul, "FloorDiv": operator.floordiv, "FloorMod": operator.mod,
+           "LogicalAnd": operator.and_, "LogicalOr": operator.or_}
+
+
+def _evaluate(graph: OpGraph, node_id: str, depth: int = 0):
+    """The value of a small integer/boolean computation on constants (a numpy array), or None."""
+    import numpy as np
+
+    node = graph.node(node_id)
+    if depth > 20:
+        return None
+    if node["type"] == "Const":
+        value = node.get("value")
+        shape = node["outputs"][0]["shape"] if node["outputs"] else None
+        return None if value is None else np.array(value).reshape(shape if shape is not None else -1)
+    if node["type"] == "Shape" and node["inputs"] and node["inputs"][0].get("shape") is not None \
+            and None not in node["inputs"][0]["shape"]:
+        return np.array(node["inputs"][0]["shape"])
+    args = [_evaluate(graph, i["src"], depth + 1) for i in node["inputs"]]
+    if any(a is None for a in args):
+        return None
+    if node["type"] in ("Identity", "Cast") and args:
+        return args[0]
+    if node["type"] == "LogicalNot" and args:
+        return np.logical_not(args[0])
+    if node["type"] == "StridedSlice" and len(args) == 4 and args[0].ndim == 1 and args[1].size == 1:
+        begin, end, stride = int(args[1][0]), int(args[2][0]), int(args[3][0])
+        return args[0][begin:end if end else None:stride]
+    if node["type"] in _BINARY and len(args) == 2:
+        return _BINARY[node["type"]](args[0], args[1])
+    return None
+
+
+def _taken_branch(graph: OpGraph, node: dict) -> str | None:
+    """The branch function a compile-time predicate (If) or index (Case) selects, when known here."""
+    value = _evaluate(graph, node["inputs"][0]["src"])
+    if value is None or value.size != 1:
+        return None
+    if "then_branch" in node["calls"]:
+        return node["calls"]["then_branch" if bool(value.item()) else "else_branch"][0]
+    branches = node["calls"].get("branches", [])
+    return branches[min(max(int(value.item()), 0), len(branches) - 1)] if branches else None
+
+
 def _at(node: dict) -> str:
     frames = node["frames"]
     return f" (line {frames[-1][1]})" if frames else ""
 
 
-def _small_value(graph: OpGraph, node_id: str) -> list | None:
+def small_value(graph: OpGraph, node_id: str) -> list | None:
     """The value of a small integer constant, also when packed (``tf.stack``) or passed on."""
     node = graph.node(node_id)
     if node["type"] == "Const":
         return node.get("value")
     if node["type"] in ("Pack", *PASS_THROUGH) and node["inputs"]:
-        parts = [_small_value(graph, inp["src"]) for inp in node["inputs"]]
+        parts = [small_value(graph, inp["src"]) for inp in node["inputs"]]
         return None if None in parts else [v for part in parts for v in part]
     return None
 
@@ -157,7 +225,7 @@ def _accepts_dynamic(graph: OpGraph, node: dict, arg: str) -> bool:
         return True
     if key in UNIT_STRIDE_DYNAMIC_OK:
         strides = next((i for i in node["inputs"] if i["arg"] == "strides"), None)
-        value = _small_value(graph, strides["src"]) if strides else None
+        value = small_value(graph, strides["src"]) if strides else None
         return value is not None and all(v == 1 for v in value)
     return False
 
@@ -178,7 +246,25 @@ def constant_inputs(graph: OpGraph, ctx: Context):
                     yield node, inp, verdict, reason
 
 
+def _unsized_lists(graph: OpGraph):
+    """EmptyTensorList ops whose max_num_elements is -1: XLA needs a fixed tensor list size."""
+    for node in graph.nodes():
+        if node["type"] == "EmptyTensorList":
+            size = next((i for i in node["inputs"] if i["arg"] == "max_num_elements"), None)
+            value = small_value(graph, size["src"]) if size else None
+            if value is not None and value and value[0] < 0:
+                yield node
+
+
 def check(graph: OpGraph, ctx: Context):
+    for node in _unsized_lists(graph):
+        yield Hit(
+            "XLA101",
+            f"{describe(node['type'])} needs a fixed number of elements under XLA, but it has none (-1): "
+            "a while loop differentiated (or a TensorArray grown) without maximum_iterations",
+            "Give the tf.while_loop a maximum_iterations (an upper bound known in Python).",
+            node=node["id"], api="while_loop",
+        )
     seen = set()
     for node, inp, verdict, reason in constant_inputs(graph, ctx):
         if (node["id"], inp["arg"]) in seen:
@@ -202,6 +288,44 @@ def check(graph: OpGraph, ctx: Context):
             )
 
 
+GROWING_OPS = frozenset({"ConcatV2", "Concat", "Pad", "PadV2", "MirrorPad"})
+
+
+def _grows(graph: OpGraph, while_node: dict, position: int) -> bool:
+    """The body returns loop variable ``position`` from a concat/pad of itself."""
+    (body,) = while_node["calls"]["body"]
+    record = graph.functions[body]
+    src, _ = record["outputs"][position]
+    while graph.node(src)["type"] in PASS_THROUGH and graph.node(src)["inputs"]:
+        src = graph.node(src)["inputs"][0]["src"]
+    node = graph.node(src)
+    return node["type"] in GROWING_OPS and record["inputs"][position] in nx.ancestors(graph.graph, src)
+
+
+def loop_shape_check(graph: OpGraph, ctx: Context):
+    """XLA105: a loop variable enters a while loop with a static shape, leaves it with a less known
+    one, and the body makes it with concat/pad from itself: it grows, which XLA cannot compile."""
+    for node in graph.nodes():
+        if node["type"] not in WHILE_OPS:
+            continue
+        for position, (inp, out) in enumerate(zip(node["inputs"], node["outputs"])):
+            before, after = inp.get("shape"), out.get("shape")
+            if inp["dtype"] in ("variant", "resource") or before is None or None in before:
+                continue
+            if after != before and _grows(graph, node, position):
+                yield Hit(
+                    "XLA105",
+                    f"loop variable {position} of the while loop enters with shape {before} and may leave "
+                    f"with {after}: XLA needs every loop variable to keep its shape",
+                    "Pad to the final size before the loop and write into it (tf.tensor_scatter_nd_update, "
+                    "a TensorArray of fixed size), instead of growing a tensor with tf.concat.",
+                    node=node["id"], api="while_loop",
+                )
+                break
+
+
+LOOP_SHAPE = Rule("XLA105", "loop-shape-change", "error",
+                  "A while loop changes the shape of a loop variable.", loop_shape_check)
 NON_CONSTANT = Rule("XLA101", "non-constant-shape-input", "error",
                     "A shape/size/axis input can never be a compile-time constant.", check)
 VALUE_SPECIALIZED = Rule("XLA102", "value-specialized-input", "warning",

@@ -26,7 +26,7 @@ def _argument_hits(graph: OpGraph, ctx: Context):
             )
 
 
-def _runtime_nodes(graph: OpGraph) -> set[str]:
+def runtime_nodes(graph: OpGraph) -> set[str]:
     """Ops that depend on an argument; the rest TensorFlow constant-folds before XLA sees them."""
     runtime: set[str] = set()
     for node_id in nx.topological_sort(graph.graph):
@@ -44,7 +44,7 @@ def _reported_upstream(node: dict, runtime: set[str]) -> bool:
 
 def check(graph: OpGraph, ctx: Context):
     yield from _argument_hits(graph, ctx)
-    runtime = _runtime_nodes(graph)
+    runtime = runtime_nodes(graph)
     for node in graph.nodes():
         if not ctx.support.has_op(ctx.device, node["type"]):
             continue  # XLA001's finding

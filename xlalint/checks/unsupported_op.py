@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xlalint.checks.api_names import call_name, describe
 from xlalint.checks.base import Context, Hit, Rule
+from xlalint.checks.unsupported_dtype import runtime_nodes
 from xlalint.opgraph import OpGraph
 
 # Function arguments: XLA sees them as _Arg; their dtypes are XLA002's business.
@@ -38,10 +39,24 @@ def _part_of_print(graph: OpGraph, node: dict) -> bool:
     return node["type"] == "StringFormat" and bool(consumers) and all(c["type"] == "PrintV2" for c in consumers)
 
 
+def _folded(node: dict, runtime: set[str]) -> bool:
+    """TensorFlow constant-folds a stateless op on constants with static output shapes before XLA
+    sees it (measured: StringLength, AsString, UnravelIndex, MatrixDeterminant, HistogramFixedWidth
+    on constants compile; RaggedRange, SegmentSum, UniqueWithCounts, whose sizes depend on the
+    values, and stateful ops such as PrintV2, do not)."""
+    outputs = node["outputs"]
+    return (node["id"] not in runtime and bool(outputs)
+            and all(o["shape"] is not None and None not in o["shape"] for o in outputs)
+            and not any(t["dtype"] in ("resource", "variant") for t in node["inputs"] + outputs)
+            and node["type"] not in HOST_CALLBACKS | PRINTING and "Random" not in node["type"])
+
+
 def check(graph: OpGraph, ctx: Context):
+    runtime = runtime_nodes(graph)
     for node in graph.nodes():
         op_type = node["type"]
-        if op_type in ALWAYS_COMPILED or ctx.support.has_op(ctx.device, op_type) or _part_of_print(graph, node):
+        if op_type in ALWAYS_COMPILED or ctx.support.has_op(ctx.device, op_type) or _part_of_print(graph, node) \
+                or _folded(node, runtime):
             continue
         yield Hit(
             "XLA001",
