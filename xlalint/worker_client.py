@@ -36,22 +36,28 @@ class _Channel:
 
     def __init__(self, proc: subprocess.Popen):
         self.proc = proc
-        self.buffer = b""
+        self.buffer = bytearray()
+        self.searched = 0  # no newline before this offset (messages of large graphs are many MB)
         self.closed = False  # the worker closed its end: it has exited or is exiting
 
     def read(self, timeout: float) -> dict | None:
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
-        while b"\n" not in self.buffer:
+        end = self.buffer.find(b"\n")
+        while end < 0:
+            self.searched = len(self.buffer)
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 return None
-            chunk = os.read(fd, 1 << 16)
+            chunk = os.read(fd, 1 << 20)
             if not chunk:
                 self.closed = True
                 return None
             self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
+            end = self.buffer.find(b"\n", self.searched)
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 1]
+        self.searched = 0
         return json.loads(line)
 
 
