@@ -5,39 +5,39 @@ runs ``MarkForCompilationPass`` on every function graph TensorFlow executes:
 it picks the ops XLA may compile, glues neighbours together along data edges
 without creating cycles, and drops clusters with fewer than 4 ops. Ops outside
 every cluster run in TensorFlow as usual. This module replays that pass on an
-``OpGraph`` (see ``docs/autocluster.md`` for what is and is not modelled and
-the agreement measured against TensorFlow 2.21 on CPU):
+``OpGraph``; ``docs/autocluster.md`` lists what is and is not modelled and the
+agreement measured against TensorFlow 2.21 on CPU.
 
 1. **Flatten** the entry as TensorFlow does before clustering. Nested
-   ``tf.function`` calls (``PartitionedCall``/``StatefulPartitionedCall``) are
-   inlined: their ops join the caller and are named ``<call op>/<op>``.
-   Functional control flow (``While``/``If``/``Case`` and the stateless forms)
-   is lowered to Switch/Merge: the control-flow op stays behind as a barrier
-   no cluster crosses, and each body, condition or branch is clustered on its
-   own (ops named ``<while op>/body/<op>``, ``/cond/``, ``<if op>/then/``,
-   ``/else/``, ``<case op>/branch<i>/``).
-   Automatic control dependencies are added back (the exported graph has no
-   control edges): stateful ops run in program order, accesses to one resource
-   are ordered, and the function's outputs wait for every stateful op.
-2. **Grappler on CPU** (it runs before clustering): integer/float values built
-   from constants only are folded into constants; chains of two or more unary
-   elementwise float ops become one ``_UnaryOpsComposition`` (it is compiled,
-   but counts as one op); ``MatMul``/``Conv2D`` + ``BiasAdd`` (+ ``Relu``...)
-   become ``_FusedMatMul``/``_FusedConv2D``, which have no XLA kernel and stay
-   out of every cluster. On GPU, Grappler skips that fusion when
-   auto-clustering is on, and composes no unary ops.
+   ``tf.function`` calls are inlined (ops named ``<call op>/<op>``). ``While``/
+   ``If``/``Case`` from tf.while_loop/tf.cond/autograph are lowered to
+   Switch/Merge: the op stays behind as a barrier no cluster crosses, and each
+   body, condition or branch is clustered on its own (``<while op>/body/<op>``,
+   ``/cond/``, ``<if op>/then/``, ``/else/``, ``<case op>/branch<i>/``). Raw
+   functional loops (``..._Wrapper`` bodies, e.g. ctc_loss) stay one op, compiled
+   whole when every op of their bodies is. Small captured tensors are arguments.
+   Automatic control dependencies are added back (the export has no control
+   edges), and ops that feed neither an output nor a stateful op are pruned.
+2. **Grappler** (it runs first): values built from constants folded; ``x*1``/
+   ``x+0`` (when the constant's value is exported), ``Floor(Floor(x))`` and
+   shape-preserving reductions removed. On CPU only:
+   chains of two or more unary float ops become one ``_UnaryOpsComposition``
+   (compiled, counts as one op, and loses ``_XlaCompile``), and ``MatMul``/
+   ``Conv2D`` + ``BiasAdd`` (+ ``Relu``...) become ``_FusedMatMul``/
+   ``_FusedConv2D``, which XLA cannot compile. (On GPU Grappler skips both.)
 3. **Candidates**: an XLA kernel for the device and dtypes, and none of the
-   auto-clustering exclusions: ``_XlaCompile=False``
-   (``jit_scope(compile_ops=False)``), stateful random ops, ``Assert``/
-   ``CheckNumerics``, ``Unique``, ``variant`` or ``string`` values, Stack and
-   TensorArray ops, the slow/inaccurate linear-algebra and resize ops.
-4. **Contraction**: clusters start as single candidates and merge along data
-   edges (shape consumers first, then every edge, visiting producers from the
-   sinks up as TensorFlow's post-order walk does) unless the merge would make
-   a cycle through any op outside the pair.
+   auto-clustering exclusions: ``_XlaCompile=False`` (``jit_scope(compile_ops=
+   False)``), stateful random ops, ``Assert``/``CheckNumerics``, ``Unique``,
+   ``variant`` or ``string`` values, Stack/TensorArray ops, slow/inaccurate
+   linear algebra, stateful ops whose value must be a compile-time constant.
+4. **Contraction**: clusters start as single candidates and merge along edges
+   (shape consumers first, then every edge, producers visited from the sinks up
+   as TensorFlow's post-order walk does) unless the merge would close a cycle
+   through an op outside the pair, or put a variable write before a read of the
+   same cluster (an XLA cluster reads all variables first and writes them last).
 5. **Size**: a cluster is kept when it has at least 4 ops that are not
-   ``Const``/``Identity`` (a unary composition counts once), or one of its ops
-   asks for compilation (``_XlaCompile=True``).
+   ``Const``/``Identity`` (a unary composition counts once), holds a functional
+   loop/branch, or one of its ops asks for compilation (``_XlaCompile=True``).
 """
 
 from __future__ import annotations
@@ -70,8 +70,9 @@ DROPPED_OPS = frozenset({"NoOp"})  # control-only; Grappler's dependency optimiz
 STATEFUL_RANDOM = frozenset({"RandomUniform", "RandomShuffle", "RandomUniformInt", "RandomStandardNormal",
                              "TruncatedNormal"})
 DUMMY_IMPL = frozenset({"Assert", "CheckNumerics"})
+# OpIsSlow/OpIsInaccurate as of TF 2.21 (ResizeBilinear/ResizeNearestNeighbor were dropped: measured).
 SLOW_OR_INACCURATE = frozenset({"SelfAdjointEigV2", "Svd", "Qr", "MatrixInverse", "MatrixSolve",
-                                "ResizeNearestNeighbor", "ResizeBilinear", "ResizeBilinearGrad"})
+                                "ResizeBilinearGrad"})
 NEVER_AUTO_CLUSTERED = {"Unique": "dynamic output shape: auto-clustering never compiles Unique",
                         "CollectiveReduceV2": "collective op: not auto-clustered",
                         "SymbolicGradient": "gradient call: not auto-clustered"}
@@ -89,6 +90,11 @@ FUSED_ACTIVATIONS = frozenset({"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sig
 FUSION_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})  # measured: float64 Conv2D fuses
 # Applied twice, the second one is removed by Grappler (ArithmeticOptimizer RemoveIdempotent).
 IDEMPOTENT = frozenset({"Floor", "Ceil", "Round", "Rint", "Snapshot"})
+# x*1, x/1, x+0, x-0 are removed by Grappler's constant folding: (op, neutral value, operand positions).
+NEUTRAL = {"Mul": (1, (0, 1)), "RealDiv": (1, (1,)), "Div": (1, (1,)), "Add": (0, (0, 1)),
+           "AddV2": (0, (0, 1)), "Sub": (0, (1,)), "BiasAdd": (0, (1,))}
+# A reduction that keeps its input's shape (a scalar, or only size-1 axes) is removed by Grappler.
+REDUCTIONS = frozenset({"Sum", "Prod", "Max", "Min", "Mean", "All", "Any"})
 # Shape-like ops Grappler folds when the input's shape is fully known.
 STATIC_SHAPE_OPS = frozenset({"Shape", "Size", "Rank", "ShapeN"})
 
@@ -111,7 +117,6 @@ STATEFUL = frozenset({
     "RngReadAndSkip", "RngSkip", "DestroyResourceOp", "VarIsInitializedOp", "CollectiveReduceV2",
 })
 STATEFUL_PREFIXES = ("ResourceApply", "ResourceSparseApply", "ResourceScatter", "Assign")
-NO_XLA_TYPES = frozenset({"string", "variant"})
 
 
 def _is_stateful(op_type: str) -> bool:
@@ -140,7 +145,8 @@ class _Unit:
     region: int
     order: int
     kind: str = "op"  # "op" | "arg" (function argument) | "control_flow" (lowered While/If/Case)
-    folded: bool = False  # Grappler turns it into a constant (or removes it: Floor(Floor(x)))
+    folded: bool = False  # Grappler turns it into a constant
+    removed: bool = False  # Grappler deletes it, its users read its input (x*1, Floor(Floor(x)))
     inputs: list = field(default_factory=list)  # unit keys of data inputs (None: from nowhere)
 
     @property
@@ -290,7 +296,8 @@ class _Flattener:
         for out in outputs:
             if out is not None and out in self.units and self.units[out].kind == "op":
                 self.control.update((op, out) for op in must_run if op != out)
-        self.sinks[region].update(o for o in outputs if o is not None)
+        if arg_sources is None:  # an inlined call's outputs matter only if the caller uses them
+            self.sinks[region].update(o for o in outputs if o is not None)
         self.sinks[region].update(must_run)
         return outputs
 
@@ -391,13 +398,36 @@ class _Model:
             if unit.kind != "op" or unit.type in CONSTANT_OPS or _is_stateful(unit.type):
                 continue
             ins = [self.units.get(s) for s in unit.inputs]
-            if unit.type in IDEMPOTENT and len(ins) == 1 and ins[0] is not None and ins[0].type == unit.type:
+            if (ins and all(i is not None and i.kind == "op" and (i.type in CONSTANT_OPS or i.folded) for i in ins)
+                    and not {"variant", "resource"} & {o["dtype"] for o in unit.node["outputs"]}):
                 unit.folded = True
+            elif unit.type in IDEMPOTENT and len(ins) == 1 and ins[0] is not None and ins[0].type == unit.type:
+                unit.removed = True
+            elif unit.type in NEUTRAL and self._neutral(unit, ins):
+                unit.removed = True
+            elif (unit.type in REDUCTIONS and unit.node["inputs"] and unit.node["outputs"]
+                  and _fully_known(unit.node["inputs"][0]["shape"])
+                  and unit.node["inputs"][0]["shape"] == unit.node["outputs"][0]["shape"]):
+                unit.removed = True
             elif unit.type in STATIC_SHAPE_OPS and all(_fully_known(i["shape"]) for i in unit.node["inputs"]):
                 unit.folded = True
-            elif ins and all(i is not None and i.kind == "op" and (i.type in CONSTANT_OPS or i.folded)
-                             for i in ins):
-                unit.folded = True
+
+    @staticmethod
+    def _neutral(unit: _Unit, ins: list) -> bool:
+        """x*1, x+0...: a constant operand whose exported value is all neutral, shapes unchanged.
+
+        Only constants whose value the export keeps (small integer ones today) can be seen."""
+        neutral, positions = NEUTRAL[unit.type]
+        if len(ins) != 2 or not unit.node["outputs"]:
+            return False
+        for pos in positions:
+            const, other = ins[pos], unit.node["inputs"][1 - pos]
+            value = const.node.get("value") if const is not None and const.kind == "op" else None
+            if (const is not None and const.type in CONSTANT_OPS and value
+                    and all(v == neutral for v in value)
+                    and other["shape"] is not None and other["shape"] == unit.node["outputs"][0]["shape"]):
+                return True
+        return False
 
     def _dtype(self, key: str) -> str | None:
         outs = self.units[key].node["outputs"]
@@ -410,7 +440,7 @@ class _Model:
     def compose_unary_chains(self) -> None:
         def composable(key):
             unit = self.units[key]
-            return (unit.kind == "op" and not unit.folded and unit.type in COMPOSABLE_UNARY
+            return (unit.kind == "op" and not unit.folded and not unit.removed and unit.type in COMPOSABLE_UNARY
                     and self._dtype(key) in COMPOSABLE_DTYPES and len(unit.node["outputs"]) == 1)
 
         for key in sorted(self.units, key=lambda k: self.units[k].order):
@@ -459,8 +489,11 @@ class _Model:
         # (measured: jit_scope(compile_ops=False) around one op of a unary chain has no effect).
         if not composed and (node.get("xla_attrs") or {}).get("_XlaCompile") is False:
             return "inside jit_scope(compile_ops=False) (_XlaCompile=False)"
-        if unit.folded:
-            return None  # a constant after Grappler
+        if unit.removed:
+            return None  # gone after Grappler
+        if unit.folded:  # a constant after Grappler
+            return "string constant: XLA has no string type" if any(
+                o["dtype"] == "string" for o in node["outputs"]) else None
         if op_type in CALL_OPS:
             return "call of a function whose body was not exported"
         if op_type in CONTROL_FLOW:  # not lowered: compiled whole, or not at all
@@ -514,7 +547,33 @@ class _Model:
                         return f"{inner['type']} `{inner['name']}` in its body {name}: {why}"
         return None
 
+    def _must_be_constant(self) -> dict[str, str]:
+        """Ops whose value XLA would need at compile time (BackwardsConstAnalysis) -> the op needing it."""
+        needed: dict[str, str] = {}
+        stack = []
+        for key, unit in self.units.items():
+            args = self.support.const_inputs.get(unit.type, ())
+            stack.extend((src, key) for src, inp in zip(unit.inputs, unit.node["inputs"])
+                         if src is not None and inp["arg"] in args)
+        while stack:
+            key, user = stack.pop()
+            if key in needed:
+                continue
+            needed[key] = user
+            unit = self.units[key]
+            if unit.kind == "op" and unit.type not in self.support.metadata_ops:
+                stack.extend((src, user) for src in unit.inputs if src is not None)
+        return needed
+
     def find_candidates(self) -> None:
+        # A stateful op whose value must be a compile-time constant is never clustered: XLA could not
+        # fold it, and the cluster after it would recompile for each value anyway.
+        for key, user in self._must_be_constant().items():
+            unit = self.units[key]
+            if unit.kind == "op" and (_is_stateful(unit.type) or unit.type in RESOURCE_READS) \
+                    and not unit.type.startswith(("Stack", "TensorArray")):
+                self.reason.setdefault(self.group[key], f"stateful op whose value {self.units[user].type} "
+                                                        "needs at compile time: kept out of clusters")
         for rep, (fused_type, members) in self.fused.items():
             names = "+".join(self.units[m].type for m in members)
             self.reason[rep] = (f"Grappler fuses {names} into {fused_type} on {self.device} before clustering, "
@@ -563,7 +622,8 @@ class _Model:
         for key in self.units:
             self.members_of[self.group[key]].append(key)
         dag = _DynamicDag(reps, key=lambda r: self.units[r].order)
-        for src, dst in sorted(self.edges | self.control, key=lambda e: (self.units[e[0]].order, self.units[e[1]].order)):
+        order = self.units
+        for src, dst in sorted(self.edges | self.control, key=lambda e: (order[e[0]].order, order[e[1]].order)):
             a, b = self.group[src], self.group[dst]
             if a != b:
                 dag.insert_edge(a, b)
@@ -600,7 +660,7 @@ class _Model:
         unit = self.units[rep]
         if rep in self.composed:
             return 1
-        if unit.folded or unit.type in CONSTANT_OPS or unit.type in IDENTITY_OPS:
+        if unit.folded or unit.removed or unit.type in CONSTANT_OPS or unit.type in IDENTITY_OPS:
             return 0
         return 1
 
@@ -636,7 +696,7 @@ class _Model:
                 kept.append(keys)
             elif size:
                 dropped.append(keys)
-        counted = [k for k, u in self.units.items() if u.kind == "op" and not u.folded
+        counted = [k for k, u in self.units.items() if u.kind == "op" and not u.folded and not u.removed
                    and u.type not in CONSTANT_OPS | IDENTITY_OPS | {"IdentityN"}]
         in_clusters = {k for keys in kept for k in keys}
         splitters = []
