@@ -77,7 +77,7 @@ def test_json_schema_is_stable(fixtures_report):
     assert set(report) == {"xlalint", "tensorflow", "device", "entries", "findings", "errors"}
     assert report["device"] == "cpu" and report["tensorflow"].startswith("2.")
     for entry in report["entries"]:
-        assert set(entry) == {"path", "name", "line", "verdict", "error", "verify"}
+        assert set(entry) == {"path", "name", "line", "verdict", "error", "verify", "autocluster"}
         assert entry["verdict"] in {"compatible", "incompatible", "unknown"}
         blocked = any(f["severity"] == "error" for f in report["findings"]
                       if f["entry"] == entry["name"] and f["path"] == entry["path"])
@@ -107,3 +107,15 @@ def test_parallel_workers_give_the_same_report():
     serial, _ = run_json(*files, "--device", "cpu", "--no-cache")
     parallel, _ = run_json(*files, "--device", "cpu", "--no-cache", "--jobs", "2")
     assert parallel["findings"] == serial["findings"] and parallel["entries"] == serial["entries"]
+
+
+def test_autocluster_mode_reports_clusters_and_splitters_at_user_lines():
+    report, _ = run_json("fixtures/autocluster/split_by_numpy_function.py", "--mode", "autocluster",
+                         "--device", "cpu")
+    entry = {e["name"]: e for e in report["entries"]}["split_by_numpy_function"]
+    clusters = entry["autocluster"]
+    assert len(clusters["clusters"]) == 2 and 0 < clusters["compiled_ops"] < clusters["total_ops"]
+    (splitter,) = clusters["splitters"]
+    assert splitter["op_type"] == "PyFunc" and splitter["line"] == 15
+    plain, _ = run_json("fixtures/autocluster/split_by_numpy_function.py", "--device", "cpu")
+    assert all(e["autocluster"] is None for e in plain["entries"])

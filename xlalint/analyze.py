@@ -41,6 +41,7 @@ class Options:
     verify: str | None = None  # "auto", "cpu" or "gpu": also compile and run each entry there
     cache_dir: str | None = None  # where per-file results are cached; None: no cache
     jobs: int = 1  # tracing workers run in parallel
+    mode: str = "jit"  # "autocluster": also predict TensorFlow's auto-clustering per entry
 
     def ignored(self, path: str, code: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)
@@ -48,8 +49,8 @@ class Options:
                    for glob, prefixes in self.per_file_ignores.items())
 
 
-def _findings_for_entry(raw: dict, path: str, support, options: Options) -> list[Finding]:
-    graph = OpGraph(raw["graph"])
+def _findings_for_entry(raw: dict, path: str, support, options: Options, graph: OpGraph | None = None) -> list[Finding]:
+    graph = graph or OpGraph(raw["graph"])
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"])
     fallback = Location(path, raw["line"])
     findings = _rule_findings(graph, ctx, raw, fallback, options)
@@ -161,6 +162,20 @@ def _offer_jit_compile(raw: dict, path: str, options: Options) -> list[Finding]:
              "description": "add jit_compile=True (XLA changes numerics slightly)"})]
 
 
+def _autocluster(graph: OpGraph, support, options: Options, fallback: Location) -> dict:
+    """The predicted clusters, each splitter placed at the user's line."""
+    from xlalint.autocluster import predict_clusters
+
+    predicted = predict_clusters(graph, support, options.device)
+    splitters = []
+    for splitter in predicted["splitters"]:
+        node_id = splitter.pop("node", None)
+        where = locate(graph, graph.node(node_id), fallback) if node_id in graph.graph else fallback
+        splitters.append({**splitter, "path": display_path(where.path), "line": where.line})
+    return {"clusters": predicted["clusters"], "compiled_ops": predicted["compiled_ops"],
+            "total_ops": predicted["total_ops"], "splitters": splitters}
+
+
 def keep(finding: Finding, options: Options, suppressions: SuppressionIndex) -> bool:
     """Selected, not ignored for its file, and not suppressed by a comment."""
     return (finding.code in options.select and not options.ignored(finding.path, finding.code)
@@ -248,10 +263,13 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
             continue
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
-        findings = [f for f in _findings_for_entry(raw, result["path"], support, options)
+        graph = OpGraph(raw["graph"])
+        findings = [f for f in _findings_for_entry(raw, result["path"], support, options, graph)
                     if keep(f, options, suppressions)
                     and not suppressions.suppressed(result["path"], raw["line"], f.code)]
         blocked = any(f.severity == "error" for f in findings)
+        clusters = _autocluster(graph, support, options, Location(result["path"], raw["line"])) \
+            if options.mode == "autocluster" else None
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",
-                                    verify=raw.get("verify")))
+                                    verify=raw.get("verify"), autocluster=clusters))
         report.findings.extend(findings)

@@ -12,7 +12,7 @@ from xlalint import __version__
 from xlalint.analyze import Options, analyze, static_report
 from xlalint.files import display_path
 from xlalint.checks import resolve_codes
-from xlalint.config import ConfigError, config_targets, find_config, load_config
+from xlalint.config import MODES, ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
 from xlalint.specs import SpecError, parse_spec
 from xlalint.support import DEVICES, cache_dir
@@ -35,6 +35,9 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--spec", action="append", default=[], metavar="DTYPE[DIMS]",
                         help='argument spec for every FILE::NAME given, in order, e.g. "float32[8,224,224,3]"')
     parser.add_argument("--device", choices=DEVICES, help="target XLA device (default: gpu)")
+    parser.add_argument("--mode", choices=MODES,
+                        help="jit (default): what if each entry had jit_compile=True; autocluster: also predict "
+                        "the clusters TF_XLA_FLAGS=--tf_xla_auto_jit=2 would form (docs/autocluster.md)")
     parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
     parser.add_argument("--timeout", type=float, help="seconds to import and trace one file (default: 120)")
     parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
@@ -111,7 +114,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
         root=str(config.root), skip_untraceable=args.skip_untraceable,
         progress=None if args.quiet or not sys.stderr.isatty() else _show_progress, verify=args.verify,
         cache_dir=None if args.no_cache else (args.cache_dir or str(cache_dir() / "results")),
-        jobs=max(1, args.jobs),
+        jobs=max(1, args.jobs), mode=args.mode or config.mode or "jit",
     )
     return paths, options
 

@@ -19,7 +19,7 @@ except ModuleNotFoundError:  # Python 3.10
 from xlalint.specs import SpecError, parse_spec
 
 DEVICES = ("cpu", "gpu", "tpu")
-MODES = ("jit",)
+MODES = ("jit", "autocluster")
 
 
 class ConfigError(ValueError):

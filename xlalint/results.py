@@ -38,6 +38,7 @@ class Entry:
     verdict: str  # "compatible" | "incompatible" | "unknown"
     error: str | None = None
     verify: dict | None = None  # with --verify: what compiling and running it showed
+    autocluster: dict | None = None  # with --mode autocluster: the predicted clusters
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -34,11 +34,24 @@ def emit(report: Report, color: bool = False) -> str:
             out.append(f"{entry.path}:{entry.line}: `{entry.name}` not checked: {entry.error}")
     if report.errors or any(e.verdict == "unknown" for e in report.entries):
         out.append("")
+    for e in report.entries:
+        if e.autocluster:
+            out.extend(_autocluster_lines(e))
     verified = [e for e in report.entries if e.verify]
     if verified:
         out.extend([_verify_table(verified), ""])
     out.extend(_summary(report))
     return "\n".join(out)
+
+
+def _autocluster_lines(entry) -> list[str]:
+    a = entry.autocluster
+    share = f"{a['compiled_ops']}/{a['total_ops']}"
+    lines = [f"{entry.path}::{entry.name}: auto-clustering would form {len(a['clusters'])} cluster(s), "
+             f"compiling {share} ops"]
+    lines += [f"  split by {s['op_type']} ({s['op_name']}) at {s['path']}:{s['line']}: {s['reason']}"
+              for s in a["splitters"]]
+    return lines + [""]
 
 
 def _number(value, scale: float = 1.0, digits: int = 2) -> str:
