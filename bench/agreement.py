@@ -94,17 +94,19 @@ def _no_cache() -> list[str]:
     return ["--no-cache"] if "--no-cache" in done.stdout else []
 
 
-def run_xlalint(corpus: Path) -> tuple[dict, float, str]:
-    command = [sys.executable, "-m", "xlalint", str(corpus.relative_to(REPO)), "--format", "json", "--device", "cpu",
-               *_no_cache()]
+def run_xlalint(targets: list[Path]) -> tuple[dict, float, str]:
+    """One xlalint invocation over ``targets`` (the corpus folder, or some of its files), timed."""
+    names = [str(p.relative_to(REPO)) for p in targets]
+    command = [sys.executable, "-m", "xlalint", *names, "--format", "json", "--device", "cpu", *_no_cache()]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=3600)
     seconds = time.perf_counter() - start
     try:
         report = json.loads(done.stdout)
     except json.JSONDecodeError:
-        report = {"entries": [], "findings": [], "errors": [{"path": str(corpus), "message": done.stderr[-2000:]}]}
-    return report, seconds, " ".join(["python", *command[1:]])
+        report = {"entries": [], "findings": [], "errors": [{"path": names[0], "message": done.stderr[-2000:]}]}
+    shown = names if len(names) == 1 else [f"<{len(names)} files>"]
+    return report, seconds, " ".join(["python", "-m", "xlalint", *shown, *command[3 + len(names):]])
 
 
 # --------------------------------------------------------------------------- compiler side (child)
@@ -463,9 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     files = case_files(corpus, args.k)
     cases = [read_case(p) for p in files]
     if args.k:  # a subset: lint only those files, still in one invocation
-        report, xlalint_s, command = run_xlalint_files(files)
+        report, xlalint_s, command = run_xlalint(files)
     else:
-        report, xlalint_s, command = run_xlalint(corpus)
+        report, xlalint_s, command = run_xlalint([corpus])
     compiler, compiler_s = run_compiler([c["path"] for c in cases])
     rows = [compare(c, report, compiler[c["path"]]) for c in cases]
     print(render(rows, xlalint_s, compiler_s, command, report))
@@ -473,19 +475,6 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps({"rows": rows, "xlalint_s": xlalint_s, "compiler_s": compiler_s,
                                                "command": command}, indent=1))
     return 0
-
-
-def run_xlalint_files(files: list[Path]) -> tuple[dict, float, str]:
-    command = [sys.executable, "-m", "xlalint", *(str(p.relative_to(REPO)) for p in files),
-               "--format", "json", "--device", "cpu", *_no_cache()]
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=3600)
-    seconds = time.perf_counter() - start
-    try:
-        report = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        report = {"entries": [], "findings": [], "errors": [{"path": "?", "message": done.stderr[-2000:]}]}
-    return report, seconds, " ".join(["python", *command[1:3], f"<{len(files)} files>", *command[3 + len(files):]])
 
 
 if __name__ == "__main__":
