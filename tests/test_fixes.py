@@ -132,3 +132,20 @@ def test_split_suggestion_for_jit_compile_functions():
     assert finding["line"] == 10 and "run line 10 without XLA" in finding["hint"]
     fn = gt.load_module(REPO / "fixtures/jit_split.py").step
     assert gt.compile_error(fn) is not None
+
+
+def test_devices_flag_in_shell_scripts_and_dockerfiles_is_found_and_fixed(tmp_path):
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.11\nENV TF_XLA_FLAGS="--tf_xla_enable_xla_devices"\n# TF_XLA_FLAGS=--tf_xla_enable_xla_devices\n')
+    (tmp_path / "train.sh").write_text('export TF_XLA_FLAGS="--tf_xla_enable_xla_devices=false"\npython train.py\n')
+    for mode in ([], ["--static"]):
+        report, _ = run_json(str(tmp_path), *mode)
+        assert [(f["code"], f["path"].rsplit("/", 1)[-1], f["line"]) for f in report["findings"]] == [
+            ("XLA402", "Dockerfile", 2)]
+    assert run_xlalint(str(tmp_path / "Dockerfile"), "--fix").returncode == 0
+    assert "--tf_xla_enable_xla_devices\"" in (tmp_path / "Dockerfile").read_text()  # unsafe: not applied
+    run_xlalint(str(tmp_path / "Dockerfile"), "--fix", "--unsafe-fixes")
+    fixed = (tmp_path / "Dockerfile").read_text()
+    assert 'ENV TF_XLA_FLAGS="--tf_xla_auto_jit=2"' in fixed and fixed.endswith("devices\n")  # comment kept
+    report, _ = run_json(str(tmp_path))
+    assert report["findings"] == []

@@ -11,7 +11,7 @@ from typing import Callable
 from xlalint.agreement import agreement_findings
 from xlalint.cache import ResultCache
 from xlalint.checks import RULES, Context, run_checks
-from xlalint.files import collect_files, display_path, is_saved_model, precheck
+from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck
 from xlalint.fixes.split import split_suggestion
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
@@ -103,6 +103,9 @@ def analyze(paths: list[str], options: Options) -> Report:
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
     requests = []
     for path in files:
+        if is_env_file(path) and not path.endswith(".py"):
+            report.findings.extend(f for f in env_findings(path) if keep(f, options, SuppressionIndex()))
+            continue
         if is_saved_model(path):
             requests.append({"path": path, "saved_model": True, "targets": [], "discover": True})
             continue
@@ -174,6 +177,17 @@ def _autocluster(graph: OpGraph, support, options: Options, fallback: Location) 
         splitters.append({**splitter, "path": display_path(where.path), "line": where.line})
     return {"clusters": predicted["clusters"], "compiled_ops": predicted["compiled_ops"],
             "total_ops": predicted["total_ops"], "splitters": splitters}
+
+
+def env_findings(path: str) -> list[Finding]:
+    """XLA402 in a shell script or Dockerfile (unreadable ones have nothing to say)."""
+    from xlalint.static.env_files import scan_env_file
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return scan_env_file(display_path(path), handle.read())
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def keep(finding: Finding, options: Options, suppressions: SuppressionIndex) -> bool:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from xlalint import __version__
 
+GRAPH_FORMAT = 2  # bump when the worker's graph records change (e.g. a new exported attr)
+
 
 def _digest(path: str) -> str | None:
     try:
@@ -32,7 +34,8 @@ def _digest(path: str) -> str | None:
 class ResultCache:
     def __init__(self, directory: str | Path, tensorflow: str | None):
         self.directory = Path(directory)
-        self.salt = {"xlalint": __version__, "tensorflow": tensorflow, "python": sys.version.split()[0]}
+        self.salt = {"xlalint": __version__, "graph": GRAPH_FORMAT, "tensorflow": tensorflow,
+                     "python": sys.version.split()[0]}
 
     def cacheable(self, request: dict) -> bool:
         return not request.get("verify") and not request.get("saved_model")

@@ -9,6 +9,8 @@ import re
 from xlalint.results import FileError
 
 MENTIONS_TF = re.compile(r"\b(tensorflow|keras|tf_keras)\b")
+# Shell scripts and Dockerfiles: scanned for TF_XLA_FLAGS misuse (XLA402), never traced.
+ENV_FILE = re.compile(r"^(Dockerfile.*|.*\.dockerfile|.*\.sh|.*\.bash|\.env)$")
 SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox"})
 
 
@@ -21,8 +23,13 @@ def is_saved_model(path: str) -> bool:
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, "saved_model.pb"))
 
 
+def is_env_file(path: str) -> bool:
+    return bool(ENV_FILE.match(os.path.basename(path)))
+
+
 def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
-    """What to check: given files and SavedModel directories, and every ``.py`` under other directories."""
+    """What to check: given files and SavedModel directories, and every ``.py`` file, shell script
+    and Dockerfile under other directories."""
     files, errors = [], []
     for path in paths:
         if is_saved_model(path):
@@ -30,8 +37,8 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
         elif os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                files.extend(p for p in (os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
-                             if os.path.isfile(p))  # skips broken and looping links
+                wanted = (os.path.join(root, n) for n in sorted(names) if n.endswith(".py") or is_env_file(n))
+                files.extend(p for p in wanted if os.path.isfile(p))  # skips broken and looping links
         elif os.path.isfile(path):
             files.append(path)
         elif os.path.islink(path):

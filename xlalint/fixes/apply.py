@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from xlalint.fixes.edits import FixTransformer
+from xlalint.files import is_env_file
+from xlalint.fixes.edits import AUTO_JIT_FLAG, DEVICES_FLAG, FixTransformer
 from xlalint.results import Finding
 
 
@@ -24,10 +25,24 @@ class FixOutcome:
     error: str | None = None  # why the file was left alone
 
 
+def _fix_text_file(old: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
+    """Shell scripts and Dockerfiles: the flag replaced on the reported lines."""
+    lines = old.splitlines(keepends=True)
+    fixed = []
+    for f in findings:
+        if f.fix["kind"] == "auto-jit-flag" and DEVICES_FLAG in lines[f.line - 1]:
+            lines[f.line - 1] = lines[f.line - 1].replace(DEVICES_FLAG, AUTO_JIT_FLAG)
+            fixed.append(f)
+    return "".join(lines), fixed
+
+
 def apply_to_file(path: str, findings: list[Finding]) -> tuple[str, str, list[Finding]]:
     """``(old source, new source, findings fixed)``; raises ValueError if the result would not parse."""
     with open(path, encoding="utf-8") as handle:
         old = handle.read()
+    if not path.endswith(".py") and is_env_file(path):
+        new, fixed = _fix_text_file(old, findings)
+        return old, new, fixed
     requests = {(f.fix["kind"], f.line) for f in findings}
     transformer = FixTransformer(requests)
     new = MetadataWrapper(cst.parse_module(old)).visit(transformer).code

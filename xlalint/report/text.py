@@ -76,7 +76,7 @@ def _verify_table(entries) -> str:
 
 
 def _summary(report: Report) -> list[str]:
-    if not report.entries and not report.errors:
+    if not report.entries and not report.errors and not report.findings:
         return ["nothing to check: no file with TensorFlow entry points found"]
     verdicts = Counter(e.verdict for e in report.entries)
     lines = [

@@ -9,7 +9,7 @@ from itertools import repeat
 
 import libcst as cst
 
-from xlalint.files import collect_files, display_path, is_saved_model
+from xlalint.files import collect_files, display_path, is_env_file, is_saved_model
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.static.api_table import load_table
 from xlalint.static.scan import scan_source
@@ -21,6 +21,10 @@ PARALLEL_FROM = 48  # files; fewer are scanned in this process
 def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list[FileError]]:
     """Entries (one per compiled function), findings and errors of one file."""
     shown = display_path(path)
+    if is_env_file(path) and not path.endswith(".py"):
+        from xlalint.analyze import env_findings
+
+        return [], env_findings(path), []
     if is_saved_model(path):
         return [], [], [FileError(shown, "a SavedModel is checked by tracing it: run without --static")]
     try:
