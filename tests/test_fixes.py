@@ -149,3 +149,34 @@ def test_devices_flag_in_shell_scripts_and_dockerfiles_is_found_and_fixed(tmp_pa
     assert 'ENV TF_XLA_FLAGS="--tf_xla_auto_jit=2"' in fixed and fixed.endswith("devices\n")  # comment kept
     report, _ = run_json(str(tmp_path))
     assert report["findings"] == []
+
+
+def test_jit_scope_fix_under_autocluster_marks_exactly_the_blocking_ops(tmp_path):
+    target = tmp_path / "m.py"
+    shutil.copy(REPO / "fixtures/autocluster/split_by_numpy_function.py", target)
+    report, _ = run_json(str(target), "--mode", "autocluster", "--device", "cpu")
+    blockers = [f for f in report["findings"] if f["code"] == "XLA001"]
+    assert blockers and all(f["fix"]["kind"] == "jit-scope" and f["fix"]["safety"] == "safe" for f in blockers)
+    plain, _ = run_json(str(target), "--device", "cpu")
+    assert all(f["fix"] is None for f in plain["findings"] if f["code"] == "XLA001")  # jit mode: no escape hatch
+
+    done = run_xlalint(str(target), "--mode", "autocluster", "--device", "cpu", "--fix")
+    assert "fixed 2 finding(s)" in done.stderr
+    fixed = target.read_text()
+    assert fixed.count("with tf.xla.experimental.jit_scope(compile_ops=False):") == 2
+    run_xlalint(str(target), "--mode", "autocluster", "--device", "cpu", "--fix")
+    assert target.read_text() == fixed  # idempotent: already inside the scope
+
+    module = gt.load_module(target)
+    wrapped = {i + 2 for i, line in enumerate(fixed.splitlines()) if "jit_scope(compile_ops=False)" in line}
+    for fn in gt.entries(module).values():
+        graph = fn.get_concrete_function().graph
+        for op in graph.get_operations():
+            lines = [f.lineno for f in op.traceback or () if f.filename == str(target)]
+            line = lines[-1] if lines else None
+            try:
+                excluded = op.get_attr("_XlaCompile") is False
+            except ValueError:
+                excluded = False
+            if op.type not in ("Placeholder", "NoOp", "Identity"):
+                assert excluded == (line in wrapped), (op.type, op.name, line)

@@ -190,6 +190,14 @@ def env_findings(path: str) -> list[Finding]:
         return []
 
 
+def _with_jit_scope_fix(finding: Finding) -> Finding:
+    """Under auto-clustering an unsupported op can be left out: offer the narrowest jit_scope."""
+    if finding.code != "XLA001" or finding.fix or not finding.path.endswith(".py"):
+        return finding
+    return replace(finding, fix={"kind": "jit-scope", "safety": "safe",
+                                 "description": "wrap the statement in jit_scope(compile_ops=False)"})
+
+
 def keep(finding: Finding, options: Options, suppressions: SuppressionIndex) -> bool:
     """Selected, not ignored for its file, and not suppressed by a comment."""
     return (finding.code in options.select and not options.ignored(finding.path, finding.code)
@@ -282,8 +290,10 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
                     if keep(f, options, suppressions)
                     and not suppressions.suppressed(result["path"], raw["line"], f.code)]
         blocked = any(f.severity == "error" for f in findings)
-        clusters = _autocluster(graph, support, options, Location(result["path"], raw["line"])) \
-            if options.mode == "autocluster" else None
+        clusters = None
+        if options.mode == "autocluster":
+            clusters = _autocluster(graph, support, options, Location(result["path"], raw["line"]))
+            findings = [_with_jit_scope_fix(f) for f in findings]
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",
                                     verify=raw.get("verify"), autocluster=clusters))
         report.findings.extend(findings)

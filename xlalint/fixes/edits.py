@@ -5,7 +5,10 @@ Edits, by kind:
 * ``enable-jit-compile``: add ``jit_compile=True`` to the ``tf.function`` decorator of the
   ``def`` at a line (unsafe: XLA changes numerics slightly);
 * ``auto-jit-flag``: ``--tf_xla_enable_xla_devices`` -> ``--tf_xla_auto_jit=2`` in string
-  literals at a line (unsafe: turns auto-clustering on).
+  literals at a line (unsafe: turns auto-clustering on);
+* ``jit-scope``: wrap the statement at a line (only that one, so the rest stays clustered) in
+  ``with tf.xla.experimental.jit_scope(compile_ops=False):`` (safe: auto-clustering leaves
+  its ops out, nothing else changes); skipped when already inside such a block.
 Comments and formatting elsewhere are kept; every edit is idempotent.
 """
 
@@ -38,6 +41,13 @@ def _with_jit_keyword(call: cst.Call) -> cst.Call:
     return call.with_changes(args=args)
 
 
+JIT_SCOPE = "tf.xla.experimental.jit_scope(compile_ops=False)"
+
+
+def _is_jit_scope(with_node: cst.With) -> bool:
+    return any("jit_scope" in cst.Module([]).code_for_node(item.item) for item in with_node.items)
+
+
 class FixTransformer(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -46,6 +56,7 @@ class FixTransformer(cst.CSTTransformer):
         self.requests = requests  # {(kind, line)}
         self.kinds = {kind for kind, _ in requests}
         self.done: set[tuple[str, int]] = set()
+        self._scopes = 0  # depth inside jit_scope blocks
 
     def _line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -73,6 +84,22 @@ class FixTransformer(cst.CSTTransformer):
                 self.done.add(key)
             decorators.append(decorator)
         return updated.with_changes(decorators=decorators)
+
+    def visit_With(self, node: cst.With) -> None:
+        self._scopes += _is_jit_scope(node)
+
+    def leave_With(self, original: cst.With, updated: cst.With) -> cst.With:
+        self._scopes -= _is_jit_scope(original)
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        key = ("jit-scope", self._line(original))
+        if key not in self.requests or self._scopes:
+            return updated
+        self.done.add(key)
+        inner = updated.with_changes(leading_lines=())
+        return cst.With(items=[cst.WithItem(cst.parse_expression(JIT_SCOPE))],
+                        body=cst.IndentedBlock(body=[inner]), leading_lines=updated.leading_lines)
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
         key = ("auto-jit-flag", self._line(original))
