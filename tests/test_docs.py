@@ -13,7 +13,7 @@ import gen_rule_docs  # noqa: E402
 from xlalint.checks import RULES  # noqa: E402
 
 SECTIONS = ["## What it does", "## Why it matters", "## Example", "## Use instead",
-            "## What the compiler does", "## Fix safety"]
+            "## What the compiler does", "## Fix safety", "## Static mode"]
 
 
 def test_every_rule_readme_has_the_standard_sections():
