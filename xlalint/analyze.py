@@ -102,9 +102,10 @@ def analyze(paths: list[str], options: Options) -> Report:
     explicit = set() if options.skip_untraceable else (
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
     requests = []
+    suppressions = SuppressionIndex()
     for path in files:
         if is_env_file(path) and not path.endswith(".py"):
-            report.findings.extend(f for f in env_findings(path) if keep(f, options, SuppressionIndex()))
+            report.findings.extend(f for f in env_findings(path) if keep(f, options, suppressions))
             continue
         if is_saved_model(path):
             requests.append({"path": path, "saved_model": True, "targets": [], "discover": True})
@@ -140,7 +141,6 @@ def analyze(paths: list[str], options: Options) -> Report:
                 cache.put(request, traced.files[request["path"]])
     report.tensorflow = tensorflow
     support = load_support(tensorflow)
-    suppressions = SuppressionIndex()
     for request in requests:
         result = results[request["path"]]
         _collect_file(report, result, support, options, request["path"] in explicit, suppressions)

@@ -59,57 +59,49 @@ def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
     return Location(fallback.path, fallback.line, f"node `{node['name']}` in function `{node['function']}`")
 
 
-@lru_cache(maxsize=256)
-def _call_spans(path: str) -> tuple[tuple[int, int], ...]:
-    import ast
+class _CallCollector(cst.CSTVisitor):
+    """Every call of a file: (column, name) by start line, and its (first, last) line span."""
 
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self):
+        self.calls: dict[int, list[tuple[int, str]]] = {}
+        self.spans: list[tuple[int, int]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        position = self.get_metadata(PositionProvider, node)
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        self.calls.setdefault(position.start.line, []).append((position.start.column + 1, name))
+        self.spans.append((position.start.line, position.end.line))
+
+
+@lru_cache(maxsize=256)
+def _calls(path: str) -> _CallCollector:
+    collector = _CallCollector()
     try:
         with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return ()
-    return tuple((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Call))
+            module = cst.parse_module(handle.read())
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return collector
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
+    return collector
 
 
 def call_start(path: str, line: int) -> int:
     """For a line where no call starts but a multi-line call ends (a traceback of a call spread
     over several lines gives its last line): the first line of the innermost such call."""
-    spans = _call_spans(path)
+    spans = _calls(path).spans
     if any(start == line for start, _ in spans):
         return line
     ending = [s for s in spans if s[1] == line and s[0] < line]
     return max(ending)[0] if ending else line
 
 
-class _CallCollector(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self):
-        self.calls: dict[int, list[tuple[int, str]]] = {}
-
-    def visit_Call(self, node: cst.Call) -> None:
-        start = self.get_metadata(PositionProvider, node).start
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        self.calls.setdefault(start.line, []).append((start.column + 1, name))
-
-
-@lru_cache(maxsize=256)
-def _calls_by_line(path: str) -> dict[int, list[tuple[int, str]]]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            module = cst.parse_module(handle.read())
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
-        return {}
-    collector = _CallCollector()
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
-    return collector.calls
-
-
 def column(path: str, line: int, call_name: str | None) -> int:
     """1-based column of the call on ``line`` named like ``call_name`` (``gather``, ``reduce_sum``
     for ``sum``), else of the first call on the line, else 1."""
-    calls = sorted(_calls_by_line(path).get(line, []))
+    calls = sorted(_calls(path).calls.get(line, []))
     for col, name in calls:
         if call_name and (name == call_name or name.endswith("_" + call_name)):
             return col

@@ -41,7 +41,7 @@ class Candidate:
 
     @property
     def signature(self) -> list[dict]:
-        return [_spec_json(s) for s in self.specs]
+        return [spec_json(s) for s in self.specs]
 
     def trace(self):
         """``(concrete_function, number of arguments)``, traced as ``jit_compile=True`` traces it.
@@ -78,7 +78,7 @@ def _tensor_spec(spec: Spec) -> tf.TensorSpec:
     return tf.TensorSpec(spec.shape, tf.as_dtype(spec.dtype))
 
 
-def _spec_json(spec) -> dict:
+def spec_json(spec) -> dict:
     shape = None if spec.shape.rank is None else spec.shape.as_list()
     return {"dtype": spec.dtype.name, "shape": shape}
 

@@ -86,6 +86,7 @@ def _trace_saved_model(path: str) -> list[dict]:
     """One entry per serving signature; a SavedModel has no source, so no frames."""
     import tensorflow as tf
 
+    from xlalint.backend.discover import spec_json
     from xlalint.backend.graph_export import export_graph
 
     loaded = tf.saved_model.load(path)
@@ -93,9 +94,7 @@ def _trace_saved_model(path: str) -> list[dict]:
     for key, concrete in sorted(loaded.signatures.items()):
         specs = tf.nest.flatten(concrete.structured_input_signature)
         entries.append({"name": key, "line": 1, "kind": "saved-model-signature", "jit_compile": None,
-                        "error": None, "signature": [
-                            {"dtype": s.dtype.name, "shape": None if s.shape.rank is None else s.shape.as_list()}
-                            for s in specs],
+                        "error": None, "signature": [spec_json(s) for s in specs],
                         "graph": export_graph(concrete, len(specs), lambda graph, op_name: None)})
     return entries
 
