@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -33,6 +34,30 @@ def entries(module) -> dict:
         for name, obj in vars(module).items()
         if isinstance(obj, tf.types.experimental.GenericFunction) and obj.input_signature is not None
     }
+
+
+def keras_models(module) -> dict:
+    """Module-level Keras models, and the model a zero-argument ``build_model()`` returns."""
+    models = {name: obj for name, obj in vars(module).items() if isinstance(obj, keras.Model)}
+    if callable(getattr(module, "build_model", None)):
+        models["build_model"] = module.build_model()
+    return models
+
+
+def model_entries(module) -> dict:
+    """Each Keras model's forward pass as a tf.function with its inputs as signature."""
+    def forward(model):
+        specs = [tf.TensorSpec(t.shape, t.dtype) for t in model.inputs]
+        return tf.function(lambda *xs: model(xs[0] if len(xs) == 1 else list(xs), training=False),
+                           input_signature=specs)
+
+    return {name: forward(model) for name, model in keras_models(module).items()}
+
+
+def keras_keeps_xla(model) -> bool:
+    """Whether Keras still compiles ``model`` with XLA after ``compile(jit_compile=True)``."""
+    model.compile(optimizer="sgd", loss="mse", jit_compile=True)
+    return model.jit_compile is True
 
 
 def make_args(fn, variant: int = 0) -> list:

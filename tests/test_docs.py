@@ -10,7 +10,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 
 import gen_rule_docs  # noqa: E402
-from xlalint.checks import RULES  # noqa: E402
+from xlalint.checks import CODE_RANGES, RULES  # noqa: E402
 
 SECTIONS = ["## What it does", "## Why it matters", "## Example", "## Use instead",
             "## What the compiler does", "## Fix safety", "## Static mode"]
@@ -23,6 +23,10 @@ def test_every_rule_readme_has_the_standard_sections():
             text = readme.read_text()
             assert text.startswith(f"# {code} `{rule.name}` ({rule.severity})"), code
             assert all(section in text for section in SECTIONS), code
+
+
+def test_every_code_lies_in_a_documented_range():
+    assert all(f"{code[:4]}xx" in CODE_RANGES for code in RULES), sorted(RULES)
 
 
 def test_generated_rule_page_is_up_to_date():

@@ -51,7 +51,8 @@ class Options:
 
 def _findings_for_entry(raw: dict, path: str, support, options: Options, graph: OpGraph | None = None) -> list[Finding]:
     graph = graph or OpGraph(raw["graph"])
-    ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"])
+    ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"],
+                  tuple(raw.get("keras_layers", ())))
     fallback = Location(path, raw["line"])
     findings = _rule_findings(graph, ctx, raw, fallback, options)
     if raw["kind"] == "tf.function" and raw.get("jit_compile") is not True and \
@@ -84,7 +85,7 @@ def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, 
     for hit in run_checks(graph, ctx, options.select):
         rule = RULES[hit.code]
         node = graph.node(hit.node) if hit.node else None
-        where = locate(graph, node, fallback) if node else fallback
+        where = locate(graph, node, fallback) if node else Location(*hit.site) if hit.site else fallback
         message = f"{hit.message} ({where.note})" if where.note else hit.message
         finding = Finding(
             code=hit.code, name=rule.name, severity=rule.severity, message=message, hint=hit.hint,
@@ -259,7 +260,9 @@ def save_entry(directory: str, path: str, raw: dict, tensorflow: str) -> None:
     nodes = [{**node, "frames": [[display_path(f), line, fn] for f, line, fn in node["frames"]],
               "layer": node["layer"] and {**node["layer"], "file": display_path(node["layer"]["file"])}}
              for node in raw["graph"]["nodes"]]
-    saved = {**raw, "graph": {**raw["graph"], "nodes": nodes}, "path": display_path(path), "tensorflow": tensorflow}
+    layers = [{**layer, "file": layer["file"] and display_path(layer["file"])} for layer in raw.get("keras_layers", ())]
+    saved = {**raw, "graph": {**raw["graph"], "nodes": nodes}, "keras_layers": layers,
+             "path": display_path(path), "tensorflow": tensorflow}
     with open(target, "w", encoding="utf-8") as out:
         json.dump(saved, out, indent=None, separators=(",", ":"))
 

@@ -34,6 +34,7 @@ class Candidate:
     use_signature: bool = False  # trace with the function's own input_signature
     reason: str | None = None
     jit_compile: bool | None = None
+    model: object = None  # the Keras model behind a keras-model/keras-builder entry
 
     @property
     def traceable(self) -> bool:
@@ -140,7 +141,7 @@ def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> C
         return model(xs[0] if len(xs) == 1 else list(xs), training=False)
 
     return Candidate(name, line, "keras-model", function=tf.function(forward), python_function=forward,
-                     specs=tensor_specs)
+                     specs=tensor_specs, model=model)
 
 
 def _method_candidates(name: str, obj, line: int) -> list[Candidate]:

@@ -13,6 +13,7 @@ import traceback
 from dataclasses import dataclass
 
 from xlalint.backend.frames import is_user_file, user_frames
+from xlalint.backend.keras_jit import CUDNN_KERNEL, uses_cudnn_on_gpu
 
 
 @dataclass(frozen=True)
@@ -22,10 +23,11 @@ class LayerSite:
     file: str
     line: int
     user_code: bool  # the layer runs the user's own code (a Lambda or a layer class of theirs)
+    gpu_kernel: str | None  # the op Keras runs instead on a GPU (cuDNN), which this CPU trace cannot show
 
     def to_json(self) -> dict:
         return {"name": self.name, "class": self.cls, "file": self.file, "line": self.line,
-                "user_code": self.user_code}
+                "user_code": self.user_code, "gpu_kernel": self.gpu_kernel}
 
 
 def _runs_user_code(layer) -> bool:
@@ -88,12 +90,17 @@ class LayerRecorder:
             before = len(graph.get_operations())
             result = original_call(layer, *args, **kwargs)
             file, line = recorder._sites[id(layer)]
-            site = LayerSite(layer.name, type(layer).__name__, file, line, _runs_user_code(layer))
+            site = LayerSite(layer.name, type(layer).__name__, file, line, _runs_user_code(layer),
+                             CUDNN_KERNEL if uses_cudnn_on_gpu(layer) else None)
             for op in graph.get_operations()[before:]:
                 recorder._op_layer.setdefault((id(graph), op.name), site)
             return result
 
         layer_cls.__init__, layer_cls.__call__ = init, call
+
+    def site_of(self, layer) -> tuple[str, int] | None:
+        """The user's ``(file, line)`` that constructed ``layer``."""
+        return self._sites.get(id(layer))
 
     def layer_of(self, graph, op_name: str) -> LayerSite | None:
         return self._op_layer.get((id(graph), op_name))

@@ -52,6 +52,7 @@ def _import_user_module(path: str):
 def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
     from xlalint.backend.discover import discover
     from xlalint.backend.graph_export import export_graph
+    from xlalint.backend.keras_jit import layers_without_jit
 
     targets = {t["name"]: ([parse_spec(s) for s in t["specs"]] if t.get("specs") else None)
                for t in request.get("targets", [])}
@@ -65,6 +66,8 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                 concrete, num_args = candidate.trace()
                 traced = time.perf_counter()
                 entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
+                if candidate.model is not None:
+                    entry["keras_layers"] = layers_without_jit(candidate.model, recorder.site_of)
                 entry["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
             except Exception as error:  # tracing runs user code; report, never crash
                 entry["error"] = f"tracing failed: {type(error).__name__}: {_first_line(error)}"

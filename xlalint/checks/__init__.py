@@ -5,11 +5,23 @@ from __future__ import annotations
 from xlalint.checks import (
     constant_inputs,
     dynamic_output_shape,
+    keras_layers,
     unknown_dims,
     unsupported_dtype,
     unsupported_op,
 )
 from xlalint.checks.base import Context, Hit, Rule
+
+# Codes never change meaning; a new rule takes the next free code of its range.
+CODE_RANGES = {
+    "XLA0xx": "ops and dtypes the compiler has no kernel for",
+    "XLA1xx": "shapes: compile-time constants, dynamic sizes, recompilation",
+    "XLA2xx": "results that differ under XLA without an error",
+    "XLA3xx": "framework decisions (Keras) that keep XLA off",
+    "XLA4xx": "source and configuration (API names, flags, jit_compile offers)",
+    "XLA8xx": "suppression comments",
+    "XLA9xx": "disagreements with the compiler found by --verify",
+}
 
 RULES: dict[str, Rule] = {
     rule.code: rule
@@ -22,6 +34,7 @@ RULES: dict[str, Rule] = {
         dynamic_output_shape.RULE,
         dynamic_output_shape.BLOCKING,
         unknown_dims.RULE,
+        keras_layers.RULE,
         # Source-level findings (the libcst pass; with --static too), docs/fixes.md.
         Rule("XLA401", "experimental-compile", "warning",
              "`experimental_compile=` is the deprecated name of `jit_compile=`.", None),
@@ -61,4 +74,4 @@ def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
     return [hit for check in checks for hit in check(graph, ctx) if hit.code in wanted]
 
 
-__all__ = ["Context", "Hit", "Rule", "RULES", "resolve_codes", "run_checks"]
+__all__ = ["CODE_RANGES", "Context", "Hit", "Rule", "RULES", "resolve_codes", "run_checks"]

@@ -18,6 +18,7 @@ class Context:
     entry: str
     signature: tuple = ()  # ({"dtype", "shape"}, ...) of the entry's arguments
     kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "saved-model-signature"
+    keras_layers: tuple = ()  # layers Keras runs without XLA: ({"name", "class", "file", "line", "devices"}, ...)
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Hit:
     hint: str
     node: str | None = None
     api: str | None = None  # the call name to look for on the user's line
+    site: tuple[str, int] | None = None  # (file, line) for a hit that is not an op, e.g. a layer's construction
 
 
 @dataclass(frozen=True)

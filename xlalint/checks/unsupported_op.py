@@ -65,6 +65,29 @@ def check(graph: OpGraph, ctx: Context):
             node=node["id"],
             api=call_name(op_type),
         )
+    yield from _gpu_kernels(graph, ctx)
+
+
+def _gpu_kernels(graph: OpGraph, ctx: Context):
+    """Layers traced here (on a CPU) that Keras runs as another op on a GPU, e.g. LSTM as CudnnRNNV3."""
+    if ctx.device != "gpu":
+        return
+    reported = set()
+    for node in graph.nodes():
+        layer = node.get("layer") or {}
+        kernel = layer.get("gpu_kernel")
+        key = (layer.get("file"), layer.get("line"), layer.get("name"))
+        if not kernel or key in reported or ctx.support.has_op(ctx.device, kernel):
+            continue
+        reported.add(key)
+        yield Hit(
+            "XLA001",
+            f"on a GPU, Keras runs the {layer['class']} layer `{layer['name']}` as {kernel} (cuDNN), "
+            "which has no XLA kernel on gpu",
+            f"Pass use_cudnn=False to the {layer['class']} so that XLA compiles its loop instead.",
+            node=node["id"],
+            api=layer["class"],
+        )
 
 
 RULE = Rule("XLA001", "unsupported-op", "error", "The op has no XLA kernel on the target device.", check)

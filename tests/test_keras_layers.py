@@ -1,0 +1,59 @@
+"""Keras decisions that only a GPU machine would show, asked of Keras itself on this CPU machine.
+
+Keras' TensorFlow backend asks one question, ``_is_gpu_available()``, before it
+picks cuDNN for LSTM/GRU; answering it "yes" makes real Keras build what it
+builds on a GPU machine. xlalint traces on the CPU and must predict the same.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+import tensorflow as tf
+
+import groundtruth as gt
+from conftest import REPO, run_json
+
+FIXTURE = REPO / "fixtures" / "keras_recurrent.py"
+LSTM_LINE = 7
+
+
+@pytest.fixture
+def keras_sees_a_gpu(monkeypatch):
+    rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
+    monkeypatch.setattr(rnn, "_is_gpu_available", lambda: True)
+
+
+def _op_types(concrete) -> set[str]:
+    graphs = [concrete.graph, *(f.graph for f in concrete.graph._functions.values() if hasattr(f, "graph"))]
+    return {op.type for graph in graphs for op in graph.get_operations()}
+
+
+def _found(report: dict) -> set[tuple[str, int, str]]:
+    return {(f["code"], f["line"], f["entry"]) for f in report["findings"] if f["code"] in ("XLA001", "XLA301")}
+
+
+def test_gpu_prediction_for_recurrent_layers():
+    report, code = run_json(str(FIXTURE), "--device", "gpu", "--no-cache")
+    assert code == 1
+    assert _found(report) == {("XLA001", LSTM_LINE, "tagger"), ("XLA001", LSTM_LINE, "tag"),
+                              ("XLA301", LSTM_LINE, "tagger")}
+    verdicts = {e["name"]: e["verdict"] for e in report["entries"]}
+    assert verdicts == {"tagger": "incompatible", "tag": "incompatible", "scorer": "compatible"}
+
+
+def test_cpu_has_no_cudnn_finding():
+    report, code = run_json(str(FIXTURE), "--device", "cpu", "--no-cache")
+    assert code == 0 and not _found(report)
+    for name, fn in gt.entries(gt.load_module(FIXTURE)).items():
+        assert gt.compile_error(fn) is None, name
+
+
+def test_keras_on_a_gpu_machine_agrees(keras_sees_a_gpu):
+    module = gt.load_module(FIXTURE)
+    assert not gt.keras_keeps_xla(module.tagger)
+    assert gt.keras_keeps_xla(module.scorer)
+    assert "CudnnRNNV3" in _op_types(module.tag.get_concrete_function())
+    assert "CudnnRNNV3" not in _op_types(tf.function(module.scorer).get_concrete_function(
+        tf.TensorSpec([4, 12, 8], tf.float32)))

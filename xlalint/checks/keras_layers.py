@@ -1,0 +1,29 @@
+"""XLA301: a Keras layer that makes Keras run the whole model without XLA."""
+
+from __future__ import annotations
+
+from xlalint.checks.base import Context, Hit, Rule
+from xlalint.opgraph import OpGraph
+
+_GPU_ONLY = ("On a GPU, Keras runs `{name}` ({cls}) with its cuDNN kernel, which XLA cannot compile, and so "
+             "runs the whole model without XLA")
+_ALWAYS = "Keras marks `{name}` ({cls}) as not supporting XLA and so runs the whole model without XLA"
+_SUFFIX = ": Model.compile(jit_compile=True) warns and falls back, jit_compile='auto' does so silently"
+
+
+def check(graph: OpGraph, ctx: Context):
+    for layer in ctx.keras_layers:
+        if ctx.device not in layer["devices"]:
+            continue
+        gpu_only = layer["devices"] == ["gpu"]
+        message = (_GPU_ONLY if gpu_only else _ALWAYS).format(name=layer["name"], cls=layer["class"]) + _SUFFIX
+        hint = ("Pass use_cudnn=False to keep XLA on (a compiled loop instead of the cuDNN kernel), and "
+                "compare step times with `xlalint --verify`." if gpu_only else
+                "Apply the layer in the input pipeline (`dataset.map(layer)`) and keep it out of the model "
+                "that is trained with XLA.")
+        site = (layer["file"], layer["line"]) if layer["file"] else None
+        yield Hit("XLA301", message, hint, site=site, api=layer["class"])
+
+
+RULE = Rule("XLA301", "keras-layer-disables-xla", "warning",
+            "A Keras layer makes Keras train and run the whole model without XLA.", check)
