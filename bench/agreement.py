@@ -3,6 +3,7 @@
     python bench/agreement.py                   # the whole corpus (fixtures/corpus)
     python bench/agreement.py --json out.json   # also write every per-case result
     python bench/agreement.py -k linalg_        # only cases whose file name contains one of the -k strings
+    python bench/agreement.py --autocluster     # also TensorFlow's auto-clustering against --mode autocluster
 
 1. xlalint runs ONCE over the corpus directory:
    ``python -m xlalint fixtures/corpus --format json --device cpu`` (plus ``--no-cache`` when
@@ -20,8 +21,9 @@
    every disagreement with its reason. Info findings (XLA403...) are advice and left out.
 
 Case files (see fixtures/corpus): ``<category>_<what>.py``, one module-level
-``@tf.function(input_signature=[...])`` named ``case``, a docstring with ``Expected: compiles``
-or ``Expected: fails``, ``# expect: XLA0xx`` marks on the lines xlalint should report, and
+``@tf.function(input_signature=[...])`` named ``case``, a docstring with ``Expected: compiles``,
+``Expected: fails`` or ``Expected: differs`` (XLA runs it to another result than TensorFlow's:
+the compiler child also runs it without XLA and compares), ``# expect: XLA0xx`` marks on the lines xlalint should report, and
 ``# blocker`` on a failing line that no rule covers (only the line is expected there).
 
 Arguments are made from the signature like the project's tests make them: floats N(0, 1),
@@ -52,7 +54,7 @@ CATEGORIES = ("hostcall", "print", "string", "data", "dtype", "shape_const", "re
               "linalg", "image", "random", "misc")
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
 BLOCKER = re.compile(r"#\s*blocker\b")  # a failing line no rule covers: only the line is expected
-EXPECTED = re.compile(r"^Expected:\s*(compiles|fails)\s*$", re.MULTILINE)
+EXPECTED = re.compile(r"^Expected:\s*(compiles|fails|differs)\s*$", re.MULTILINE)
 RECOMPILE_CODES = ("XLA102", "XLA104")
 CASE_TIMEOUT_S = 180
 # The same op under two names: XLA's argument node is the graph's Placeholder.
@@ -171,6 +173,14 @@ def _op_types(concrete) -> dict[str, str]:
     return types
 
 
+def _differ(np, got: list, want: list) -> bool:
+    """XLA's outputs are not TensorFlow's: another shape, or values outside float32 tolerances."""
+    return len(got) != len(want) or any(
+        g.shape != w.shape or not (np.allclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True)
+                                   if np.issubdtype(w.dtype, np.number) else np.array_equal(g, w))
+        for g, w in zip(got, want))
+
+
 def _first_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).strip().splitlines()]
     line = next((l for l in lines if l and not l.startswith(_NOISE)), "")
@@ -207,7 +217,7 @@ def compile_child(paths: list[str]) -> None:
     for path in paths:
         print(json.dumps({"start": path}), file=out, flush=True)
         result = {"path": path, "compiled": False, "stage": None, "error": None, "error_op": None,
-                  "error_node": None, "seconds": None, "specializes": None}
+                  "error_node": None, "seconds": None, "specializes": None, "differs": None}
         start = time.perf_counter()
         types: dict[str, str] = {}
         stage = "import"
@@ -227,10 +237,12 @@ def compile_child(paths: list[str]) -> None:
                 stage = "hlo"
                 hlo = jitted.experimental_get_compiler_ir(*args)(stage="hlo")
                 stage = "run"
-                outputs = jitted(*args)
-                for value in tf.nest.flatten(outputs, expand_composites=True):
-                    if hasattr(value, "numpy"):
-                        value.numpy()
+                outputs = [v.numpy() for v in tf.nest.flatten(jitted(*args), expand_composites=True)
+                           if hasattr(v, "numpy")]
+                if not any("Random" in t for t in types.values()):  # random draws differ anyway
+                    plain = [v.numpy() for v in tf.nest.flatten(tf.function(fn.python_function)(*args),
+                                                                expand_composites=True) if hasattr(v, "numpy")]
+                    result["differs"] = _differ(np, outputs, plain)
             result["compiled"] = True
         except BaseException as error:  # noqa: BLE001 - the compiler's verdict is the point
             if isinstance(error, KeyboardInterrupt):
@@ -316,6 +328,7 @@ def compare(case: dict, report: dict, compiler: dict) -> dict:
     file_errors = [e["message"] for e in report["errors"] if e["path"] == path]
     verdict = entry["verdict"] if entry else "missing"
     failed = not compiler["compiled"]
+    outcome = "fails" if failed else "differs" if compiler.get("differs") else "compiles"
     found = {(f["code"], f["line"]) for f in findings}
     marks = {tuple(m) for m in case["marks"]}
     errors = [f for f in findings if f["severity"] == "error"]
@@ -325,10 +338,11 @@ def compare(case: dict, report: dict, compiler: dict) -> dict:
         "compiled": compiler["compiled"], "compiler_error": compiler.get("error"),
         "compiler_stage": compiler.get("stage"), "compiler_op": compiler.get("error_op"),
         "compiler_node": compiler.get("error_node"), "compile_s": compiler.get("seconds"),
-        "specializes": compiler.get("specializes"),
+        "specializes": compiler.get("specializes"), "differs": bool(compiler.get("differs")),
         "findings": sorted(found), "finding_ops": sorted({f["op_type"] for f in errors if f["op_type"]}),
-        "expected_matches_compiler": case["expected"] == ("fails" if failed else "compiles"),
-        "agree": (verdict == "incompatible") == failed and verdict in ("incompatible", "compatible"),
+        "expected_matches_compiler": case["expected"] == outcome,
+        # a silently different result is a reason not to turn XLA on, as a failure is (XLA2xx)
+        "agree": (verdict == "incompatible") == (outcome != "compiles") and verdict in ("incompatible", "compatible"),
         "marks_found": sorted(marks & found), "marks_missed": sorted(marks - found),
         "unmarked_findings": sorted(found - marks),
     }
@@ -349,8 +363,10 @@ def disagreement_reason(row: dict) -> str:
     if row["verdict"] not in ("incompatible", "compatible"):
         return f"xlalint gave no verdict ({row['verdict']}): {row['entry_error']}"
     codes = ", ".join(f"{c}@{l}" for c, l in row["findings"]) or "no findings"
+    if row["differs"]:
+        return f"false compatible: xlalint reported {codes}, but XLA returned another result than TensorFlow"
     if row["compiled"]:
-        return f"false incompatible: xlalint reported {codes}, but XLA compiled and ran it"
+        return f"false incompatible: xlalint reported {codes}, but XLA compiled and ran it to TensorFlow's result"
     return (f"false compatible: xlalint reported {codes}; XLA failed at {row['compiler_stage']}"
             f" ({row['compiler_op'] or '?'}): {row['compiler_error']}")
 
@@ -376,7 +392,7 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
            f"device {report.get('device')}", ""]
     table = []
     for r in rows:
-        compiler = "ok" if r["compiled"] else f"FAIL {r['compiler_op'] or '?'}" + (
+        compiler = ("DIFFERS" if r["differs"] else "ok") if r["compiled"] else f"FAIL {r['compiler_op'] or '?'}" + (
             f" ({r['compiler_stage']})" if r["compiler_stage"] not in ("hlo", None) else "")
         table.append([r["name"], compiler, r["verdict"],
                       " ".join(f"{c}@{l}" for c, l in r["findings"]) or "-",
@@ -388,6 +404,7 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
                               "line named", "recompile flagged", "HLO varies"]))
     n = len(rows)
     failing = [r for r in rows if not r["compiled"]]
+    differing = [r for r in rows if r["differs"]]
     with_op = [r for r in failing if r.get("op_named") is not None]
     risky = [r for r in rows if r["recompile_marked"]]
     varying = [r for r in rows if r["specializes"]]
@@ -396,10 +413,13 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
     counts = Counter(r["category"] for r in rows)
     out += ["", "per category: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES if counts[c]), ""]
     figures = [
-        ("cases", f"{n} ({len(failing)} fail under XLA, {n - len(failing)} compile and run)"),
+        ("cases", f"{n} ({len(failing)} fail under XLA, {len(differing)} compile and run to another result, "
+                  f"{n - len(failing) - len(differing)} compile and run to TensorFlow's result)"),
         ("verdict agreement", _pct(sum(r["agree"] for r in rows), n)),
-        ("false \"incompatible\"", str(sum(r["compiled"] and r["verdict"] == "incompatible" for r in rows))),
-        ("false \"compatible\"", str(sum((not r["compiled"]) and r["verdict"] == "compatible" for r in rows))),
+        ("false \"incompatible\"", str(sum(r["compiled"] and not r["differs"] and r["verdict"] == "incompatible"
+                                           for r in rows))),
+        ("false \"compatible\"", str(sum((not r["compiled"] or r["differs"]) and r["verdict"] == "compatible"
+                                         for r in rows))),
         ("no verdict (not traced)", str(sum(r["verdict"] not in ("incompatible", "compatible") for r in rows))),
         ("failing: op type named", _pct(sum(bool(r["op_named"]) for r in with_op), len(with_op))
          + f" (of failures whose message names an op; {len(failing) - len(with_op)} name none)"),
@@ -451,11 +471,28 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
     return "\n".join(out)
 
 
+def autocluster_agreement(files: list[str]) -> str:
+    """The test suite's comparison (tests/test_autocluster.py) run over these case files."""
+    import tempfile
+
+    sys.path[:0] = [str(REPO), str(REPO / "tests")]
+    from test_autocluster import format_table, measure
+
+    with tempfile.TemporaryDirectory() as workdir:
+        rows = measure(files, Path(workdir))
+    exact = sum((r["predicted"], r["jaccard"], r["same_partition"]) == (r["actual"], 1.0, True) for r in rows.values())
+    return "\n".join(["auto-clustering: --mode autocluster against TensorFlow's mark_for_compilation dumps (CPU)",
+                      format_table(rows),
+                      f"exact agreement (cluster count, Jaccard 1.0, same grouping): {_pct(exact, len(rows))}"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=str(CORPUS))
     parser.add_argument("-k", action="append", default=[], help="only case files whose name contains this")
     parser.add_argument("--json", help="write the per-case rows here")
+    parser.add_argument("--autocluster", action="store_true",
+                        help="also compare --mode autocluster's clusters with TensorFlow's own (CPU dumps)")
     parser.add_argument("--compile-child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.compile_child is not None:
@@ -471,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     compiler, compiler_s = run_compiler([c["path"] for c in cases])
     rows = [compare(c, report, compiler[c["path"]]) for c in cases]
     print(render(rows, xlalint_s, compiler_s, command, report))
+    if args.autocluster:
+        print("\n" + autocluster_agreement([str(p.relative_to(REPO)) for p in files]))
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "xlalint_s": xlalint_s, "compiler_s": compiler_s,
                                                "command": command}, indent=1))

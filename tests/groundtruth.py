@@ -94,6 +94,16 @@ def compile_error(fn, variant: int = 0) -> str | None:
     return None
 
 
+def xla_result_differs(fn, variant: int = 0) -> bool:
+    """XLA compiles and runs ``fn`` on CPU but returns something else than TensorFlow without XLA."""
+    args = make_args(fn, variant)
+    with tf.device("/CPU:0"):
+        plain = tf.nest.flatten(tf.function(fn.python_function)(*args))
+        compiled = tf.nest.flatten(_jit(fn)(*args))
+    return any(a.shape != b.shape or not np.allclose(a.numpy(), b.numpy(), equal_nan=True)
+               for a, b in zip(plain, compiled))
+
+
 def hlo(fn, variant: int = 0) -> str:
     with tf.device("/CPU:0"):
         return _jit(fn).experimental_get_compiler_ir(*make_args(fn, variant))(stage="hlo")

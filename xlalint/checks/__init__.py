@@ -6,6 +6,7 @@ from xlalint.checks import (
     constant_inputs,
     dynamic_output_shape,
     keras_layers,
+    silent_results,
     unknown_dims,
     unsupported_dtype,
     unsupported_op,
@@ -34,6 +35,7 @@ RULES: dict[str, Rule] = {
         dynamic_output_shape.RULE,
         dynamic_output_shape.BLOCKING,
         unknown_dims.RULE,
+        silent_results.RULE,
         keras_layers.RULE,
         # Source-level findings (the libcst pass; with --static too), docs/fixes.md.
         Rule("XLA401", "experimental-compile", "warning",
