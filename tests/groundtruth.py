@@ -36,6 +36,13 @@ def entries(module) -> dict:
     }
 
 
+def tracing_counts(module) -> dict[str, int]:
+    """Run the module's ``run()``, then how often each of its tf.functions was traced (= compiled under XLA)."""
+    module.run()
+    return {name: obj.experimental_get_tracing_count() for name, obj in vars(module).items()
+            if isinstance(obj, tf.types.experimental.GenericFunction)}
+
+
 def keras_models(module) -> dict:
     """Module-level Keras models, and the model a zero-argument ``build_model()`` returns."""
     models = {name: obj for name, obj in vars(module).items() if isinstance(obj, keras.Model)}

@@ -38,6 +38,9 @@ RULES: dict[str, Rule] = {
         silent_results.RULE,
         keras_layers.RULE,
         # Source-level findings (the libcst pass; with --static too), docs/fixes.md.
+        Rule("XLA107", "python-number-argument", "warning",
+             "A loop passes a new Python number to a tf.function on every pass: one trace and one XLA "
+             "compilation per value.", None),
         Rule("XLA401", "experimental-compile", "warning",
              "`experimental_compile=` is the deprecated name of `jit_compile=`.", None),
         Rule("XLA402", "xla-devices-flag", "warning",

@@ -6,7 +6,7 @@ of Keras Model/Layer subclasses. Each call in them (or in same-file module funct
 of an API the shipped table lists is a finding at the call: XLA001 when the API creates an op
 with no XLA kernel, XLA103 when it creates one with a data-dependent output shape; calls of
 stateless APIs on literal arguments are left out, as TensorFlow folds them before XLA. Anywhere in
-the file: XLA401 (``experimental_compile=``) and XLA402 (``TF_XLA_FLAGS`` with
+the file: XLA107 (a loop's Python number passed to a tf.function without input_signature), XLA401 (``experimental_compile=``) and XLA402 (``TF_XLA_FLAGS`` with
 ``--tf_xla_enable_xla_devices`` set from Python). Import aliases are resolved with a map of the
 file's imports; calls on objects (``dataset.map``, ``rt.to_tensor``) are not resolved.
 """
@@ -128,6 +128,22 @@ def _assign_targets(node: cst.Assign | cst.AugAssign) -> list:
     return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
 
 
+def _python_numbers(loop: cst.For) -> set[str]:
+    """Names the loop binds to Python numbers: ``for i in range(...)``, the index of
+    ``for i, x in enumerate(...)``, ``for lr in (0.1, 0.01)``."""
+    target, source = loop.target, loop.iter
+    called = source.func.value if isinstance(source, cst.Call) and isinstance(source.func, cst.Name) else None
+    if called == "range" and isinstance(target, cst.Name):
+        return {target.value}
+    if called == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements \
+            and isinstance(target.elements[0].value, cst.Name):
+        return {target.elements[0].value.value}
+    if isinstance(source, (cst.List, cst.Tuple)) and source.elements and isinstance(target, cst.Name) and all(
+            isinstance(e.value, (cst.Integer, cst.Float)) for e in source.elements):
+        return {target.value}
+    return set()
+
+
 def _keyword(arg: cst.Arg) -> str | None:
     return arg.keyword.value if arg.keyword else None
 
@@ -182,6 +198,7 @@ class _Index:
         self.classes: list[tuple[str, cst.ClassDef]] = []
         self.calls: list[_Site] = []
         self.assigns: list[_Site] = []
+        self.loops: list[cst.For] = []
         self.parents: dict[int, cst.CSTNode] = {}
         stack = [(module, "", None, "<module>")]
         while stack:
@@ -200,6 +217,8 @@ class _Index:
             elif isinstance(node, cst.Call) and (_called_name(node) in _SITE_NAMES or any(
                     _keyword(a) == "experimental_compile" for a in node.args)):
                 self.calls.append(_Site(node, owner))
+            elif isinstance(node, cst.For):
+                self.loops.append(node)
             elif isinstance(node, (cst.Assign, cst.AugAssign)) and any(
                     isinstance(t, cst.Subscript) for t in _assign_targets(node)):
                 self.assigns.append(_Site(node, owner))
@@ -459,6 +478,31 @@ class _Scanner:
                         "Write `jit_compile=` instead: it means the same, and the old name may go away.",
                         arg, wrapped.name if wrapped else site.owner))
 
+    def check_python_number_arguments(self, compiled: list[tuple[_Def, str, bool]]) -> None:
+        """XLA107: a loop's Python number passed to a tf.function that has no input_signature."""
+        retraced = {d.node.name.value for d, kind, _ in compiled if kind == "tf.function" and d.module_level
+                    and not any(self.is_tf_function(dec.decorator) and isinstance(dec.decorator, cst.Call)
+                                and any(_keyword(a) == "input_signature" for a in dec.decorator.args)
+                                for dec in d.node.decorators)}
+        for loop in self.index.loops if retraced else ():
+            numbers = _python_numbers(loop)
+            stack = [loop.body]
+            while stack and numbers:
+                node = stack.pop()
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                    continue
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in retraced:
+                    for arg in node.args:
+                        if isinstance(arg.value, cst.Name) and arg.value.value in numbers:
+                            self.pending.append(_Pending(
+                                "XLA107", f"`{node.func.value}` gets the Python number `{arg.value.value}`, a new "
+                                "value on every pass of the loop: tf.function traces it again for each value, "
+                                "and with jit_compile=True XLA compiles each trace again",
+                                f"Pass `tf.constant({arg.value.value})` or give `{node.func.value}` an "
+                                "input_signature, so one trace (and one compilation) serves every value.",
+                                arg, node.func.value))
+                stack.extend(_children(node))
+
     def check_xla_devices_flag(self) -> None:
         for site in self.index.assigns + self.index.calls:
             value = self.tf_xla_flags_value(site.node)
@@ -495,6 +539,7 @@ class _Scanner:
         for d, _, _ in compiled:
             self.scan_compiled(d)
         self.check_experimental_compile()
+        self.check_python_number_arguments(compiled)
         self.check_xla_devices_flag()
         where = self.positions([d.node for d, _, _ in compiled] + [p.node for p in self.pending])
         scan = FileScan([CompiledFunction(d.name, where[id(d.node)][0], kind, jit) for d, kind, jit in compiled])
