@@ -48,15 +48,22 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
     return [os.path.abspath(f) for f in dict.fromkeys(files)], errors
 
 
-def precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
-    """``(error, skip)`` from reading and parsing the file without running it."""
+def read_source(path: str) -> tuple[str | None, str | None]:
+    """``(source, None)``, or ``(None, error)`` when the file cannot be read as UTF-8 text."""
     try:
         with open(path, encoding="utf-8") as handle:
-            source = handle.read()
+            return handle.read(), None
     except UnicodeDecodeError as error:
-        return f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})", False
+        return None, f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})"
     except OSError as error:
-        return f"cannot read the file: {error.strerror}", False
+        return None, f"cannot read the file: {error.strerror}"
+
+
+def precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
+    """``(error, skip)`` from reading and parsing the file without running it."""
+    source, error = read_source(path)
+    if error:
+        return error, False
     try:
         ast.parse(source, filename=path)
     except SyntaxError as error:

@@ -9,7 +9,7 @@ from itertools import repeat
 
 import libcst as cst
 
-from xlalint.files import collect_files, display_path, is_env_file, is_saved_model
+from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, read_source
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.static.api_table import load_table
 from xlalint.static.scan import scan_source
@@ -27,14 +27,9 @@ def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list
         return [], env_findings(path), []
     if is_saved_model(path):
         return [], [], [FileError(shown, "a SavedModel is checked by tracing it: run without --static")]
-    try:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
-    except UnicodeDecodeError as error:
-        message = f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})"
-        return [], [], [FileError(shown, message)]
-    except OSError as error:
-        return [], [], [FileError(shown, f"cannot read the file: {error.strerror}")]
+    source, error = read_source(path)
+    if error:
+        return [], [], [FileError(shown, error)]
     if not RELEVANT.search(source):
         return [], [], []
     try:
