@@ -11,6 +11,7 @@ plain JSON, so rules run and are tested without TensorFlow.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from pathlib import Path
 
 import networkx as nx
@@ -63,6 +64,16 @@ class OpGraph:
     def callers(self, function: str) -> list[tuple[str, str]]:
         """``(node_id, attr)`` of the ops that call ``function`` (e.g. a While's ``body``)."""
         return self._callers.get(function, [])
+
+    @cached_property
+    def runtime_nodes(self) -> frozenset[str]:
+        """Ops that depend on an argument; the rest TensorFlow constant-folds before XLA sees them."""
+        runtime: set[str] = set()
+        for node_id in nx.topological_sort(self.graph):
+            node = self.graph.nodes[node_id]
+            if node["type"] == "Placeholder" or any(inp["src"] in runtime for inp in node["inputs"]):
+                runtime.add(node_id)
+        return frozenset(runtime)
 
     def __len__(self) -> int:
         return self.graph.number_of_nodes()

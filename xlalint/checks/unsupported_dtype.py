@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import networkx as nx
-
 from xlalint.checks.api_names import call_name, describe
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import OpGraph
@@ -26,17 +24,7 @@ def _argument_hits(graph: OpGraph, ctx: Context):
             )
 
 
-def runtime_nodes(graph: OpGraph) -> set[str]:
-    """Ops that depend on an argument; the rest TensorFlow constant-folds before XLA sees them."""
-    runtime: set[str] = set()
-    for node_id in nx.topological_sort(graph.graph):
-        node = graph.node(node_id)
-        if node["type"] == "Placeholder" or any(inp["src"] in runtime for inp in node["inputs"]):
-            runtime.add(node_id)
-    return runtime
-
-
-def _reported_upstream(node: dict, runtime: set[str]) -> bool:
+def _reported_upstream(node: dict, runtime: frozenset[str]) -> bool:
     """A runtime string value comes from a string argument or a string op, reported there; the op
     itself is at fault only where string *constants* meet other runtime values (``tf.gather(names, i)``)."""
     return any(inp["dtype"] in NO_XLA_TYPE and inp["src"] in runtime for inp in node["inputs"])
@@ -44,7 +32,7 @@ def _reported_upstream(node: dict, runtime: set[str]) -> bool:
 
 def check(graph: OpGraph, ctx: Context):
     yield from _argument_hits(graph, ctx)
-    runtime = runtime_nodes(graph)
+    runtime = graph.runtime_nodes
     for node in graph.nodes():
         if not ctx.support.has_op(ctx.device, node["type"]):
             continue  # XLA001's finding

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from xlalint.checks.api_names import call_name, describe
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.checks.unsupported_dtype import runtime_nodes
 from xlalint.opgraph import OpGraph
 
 # Function arguments: XLA sees them as _Arg; their dtypes are XLA002's business.
@@ -39,7 +38,7 @@ def _part_of_print(graph: OpGraph, node: dict) -> bool:
     return node["type"] == "StringFormat" and bool(consumers) and all(c["type"] == "PrintV2" for c in consumers)
 
 
-def _folded(node: dict, runtime: set[str]) -> bool:
+def _folded(node: dict, runtime: frozenset[str]) -> bool:
     """TensorFlow constant-folds a stateless op on constants with static output shapes before XLA
     sees it (measured: StringLength, AsString, UnravelIndex, MatrixDeterminant, HistogramFixedWidth
     on constants compile; RaggedRange, SegmentSum, UniqueWithCounts, whose sizes depend on the
@@ -52,7 +51,7 @@ def _folded(node: dict, runtime: set[str]) -> bool:
 
 
 def check(graph: OpGraph, ctx: Context):
-    runtime = runtime_nodes(graph)
+    runtime = graph.runtime_nodes
     for node in graph.nodes():
         op_type = node["type"]
         if op_type in ALWAYS_COMPILED or ctx.support.has_op(ctx.device, op_type) or _part_of_print(graph, node) \
