@@ -16,7 +16,8 @@ import groundtruth as gt
 from conftest import REPO, run_json
 
 FIXTURE = REPO / "fixtures" / "keras_recurrent.py"
-LSTM_LINE = 7
+LSTM_LINE, BIDIRECTIONAL_LINE, DROPOUT_LINE = 7, 15, 19
+SPEC = tf.TensorSpec([4, 12, 8], tf.float32)
 
 
 @pytest.fixture
@@ -30,17 +31,24 @@ def _op_types(concrete) -> set[str]:
     return {op.type for graph in graphs for op in graph.get_operations()}
 
 
-def _found(report: dict) -> set[tuple[str, int, str]]:
-    return {(f["code"], f["line"], f["entry"]) for f in report["findings"] if f["code"] in ("XLA001", "XLA301")}
+def _runs_cudnn(model) -> bool:
+    return "CudnnRNNV3" in _op_types(tf.function(lambda x: model(x, training=False)).get_concrete_function(SPEC))
+
+
+def _found(report: dict) -> list[tuple[str, int, str]]:
+    return sorted((f["code"], f["line"], f["entry"]) for f in report["findings"] if f["code"] in ("XLA001", "XLA301"))
 
 
 def test_gpu_prediction_for_recurrent_layers():
     report, code = run_json(str(FIXTURE), "--device", "gpu", "--no-cache")
     assert code == 1
-    assert _found(report) == {("XLA001", LSTM_LINE, "tagger"), ("XLA001", LSTM_LINE, "tag"),
-                              ("XLA301", LSTM_LINE, "tagger")}
+    assert _found(report) == sorted([
+        ("XLA001", LSTM_LINE, "tagger"), ("XLA001", LSTM_LINE, "tag"), ("XLA301", LSTM_LINE, "tagger"),
+        ("XLA001", BIDIRECTIONAL_LINE, "reader"), ("XLA301", BIDIRECTIONAL_LINE, "reader"),
+        ("XLA301", DROPOUT_LINE, "summarizer")])
     verdicts = {e["name"]: e["verdict"] for e in report["entries"]}
-    assert verdicts == {"tagger": "incompatible", "tag": "incompatible", "scorer": "compatible"}
+    assert verdicts == {"tagger": "incompatible", "tag": "incompatible", "scorer": "compatible",
+                        "reader": "incompatible", "summarizer": "compatible"}
 
 
 def test_cpu_has_no_cudnn_finding():
@@ -52,8 +60,8 @@ def test_cpu_has_no_cudnn_finding():
 
 def test_keras_on_a_gpu_machine_agrees(keras_sees_a_gpu):
     module = gt.load_module(FIXTURE)
-    assert not gt.keras_keeps_xla(module.tagger)
-    assert gt.keras_keeps_xla(module.scorer)
+    assert {name: gt.keras_keeps_xla(model) for name, model in gt.keras_models(module).items()} == {
+        "tagger": False, "scorer": True, "reader": False, "summarizer": False}
     assert "CudnnRNNV3" in _op_types(module.tag.get_concrete_function())
-    assert "CudnnRNNV3" not in _op_types(tf.function(module.scorer).get_concrete_function(
-        tf.TensorSpec([4, 12, 8], tf.float32)))
+    assert {name: _runs_cudnn(model) for name, model in gt.keras_models(module).items()} == {
+        "tagger": True, "scorer": False, "reader": True, "summarizer": False}

@@ -199,6 +199,59 @@ def test_experimental_compile_and_xla_devices_flag(tmp_path):
     assert {f.entry for f in scan.findings} == {"<module>", "old", "main"}
 
 
+def test_python_numbers_reported_only_where_each_value_is_a_new_trace(tmp_path):
+    path = _write(tmp_path, '''
+        import tensorflow as tf
+
+
+        def plain(x, i):
+            return x + tf.cast(i, tf.float32)
+
+
+        wrapped = tf.function(plain, input_signature=[tf.TensorSpec([2]), tf.TensorSpec([], tf.int32)])
+
+
+        @tf.function
+        def block(x, i):
+            return x * tf.cast(i + 1, tf.float32)
+
+
+        @tf.function(jit_compile=True)
+        def model(x):
+            for i in range(4):  # unrolled once, when `model` is traced
+                x = block(x, i)
+            return x
+
+
+        @tf.function(input_signature=[tf.TensorSpec([2]), tf.TensorSpec([], tf.int32)])
+        def signed(x, i):
+            return x * tf.cast(i, tf.float32)
+
+
+        def main():
+            @tf.function
+            def evaluate(x, k):
+                return x * k
+
+            x = tf.ones([2])
+            for i in range(3):
+                x = wrapped(x, i) + plain(x, i) + signed(x, i) + model(x)
+                x = evaluate(x, k=i)  # expect: XLA107
+            for lr in [0.1, 0.01]:
+                x = block(x, lr)  # expect: XLA107
+            return x
+    ''')
+    scan = scan_source(str(path), path.read_text(), load_table())
+    assert {(f.code, f.line) for f in scan.findings} == expected(path)
+    assert {f.entry for f in scan.findings} == {"evaluate", "block"}
+
+
+def test_python_number_rule_in_static_mode_matches_the_examples():
+    bad = REPO / "rules" / "XLA107" / "bad.py"
+    assert {(f.code, f.line) for f in run_static([str(bad)]).findings} == expected(bad)
+    assert not run_static([str(REPO / "rules" / "XLA107" / "good.py")]).findings
+
+
 def test_unreadable_and_unparsable_files_are_file_errors(tmp_path):
     report = run_static([str(REPO / "fixtures" / "broken"), str(tmp_path / "missing.py")])
     errors = {Path(e.path).name: e.message for e in report.errors}

@@ -1,4 +1,4 @@
-"""XLA201 dynamic-size-tensor-array: XLA does not grow a TensorArray; it returns a cut-down result."""
+"""XLA201 tensor-array-grows: XLA does not grow a TensorArray; it returns a cut-down result."""
 
 import tensorflow as tf
 
@@ -11,13 +11,10 @@ def squares(n):
     return found.stack()
 
 
-@tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
-def doubling_until(limit):
-    history = tf.TensorArray(tf.float32, size=2, dynamic_size=True)
-
-    def body(i, value, history):
-        return i + 1, value * 2.0, history.write(i, value)  # expect: XLA201
-
-    _, _, history = tf.while_loop(lambda i, value, history: value < 100.0 + tf.abs(limit), body,
-                                  [0, tf.constant(1.0), history], maximum_iterations=16)
-    return history.stack()
+@tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+def fibonacci(first_two):
+    # The tf.TensorArray docstring's example: two elements from unstack, five more written.
+    sequence = tf.TensorArray(tf.float32, size=0, dynamic_size=True).unstack(first_two)
+    for i in range(2, 7):
+        sequence = sequence.write(i, sequence.read(i - 1) + sequence.read(i - 2))  # expect: XLA201
+    return sequence.stack()

@@ -1,4 +1,4 @@
-"""XLA201 dynamic-size-tensor-array: arrays sized up front, so XLA and TensorFlow agree."""
+"""XLA201 tensor-array-grows: arrays sized up front, so XLA and TensorFlow agree."""
 
 import tensorflow as tf
 
@@ -13,13 +13,9 @@ def squares(n):
     return found.stack()
 
 
-@tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
-def doubling_until(limit):
-    history = tf.TensorArray(tf.float32, size=MAX_STEPS, element_shape=[])
-
-    def body(i, value, history):
-        return i + 1, value * 2.0, history.write(i, value)
-
-    _, _, history = tf.while_loop(lambda i, value, history: value < 100.0 + tf.abs(limit), body,
-                                  [0, tf.constant(1.0), history], maximum_iterations=MAX_STEPS)
-    return history.stack()
+@tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+def fibonacci(first_two):
+    sequence = tf.TensorArray(tf.float32, size=7).unstack(tf.pad(first_two, [[0, 5]]))
+    for i in range(2, 7):
+        sequence = sequence.write(i, sequence.read(i - 1) + sequence.read(i - 2))
+    return sequence.stack()

@@ -3,7 +3,8 @@
 Keras 3 keeps XLA off for a model when any of its layers has ``supports_jit =
 False`` (``Model.compile(jit_compile=True)`` warns and proceeds without it;
 ``"auto"`` turns it off silently). Preprocessing layers set it on every device;
-LSTM and GRU set it only where their cuDNN kernel would run, i.e. on a GPU.
+LSTM and GRU set it only where Keras sees a GPU, so they are judged by Keras' own cuDNN rule
+whatever machine traces them.
 """
 
 from __future__ import annotations
@@ -16,8 +17,14 @@ ALL_DEVICES = ("cpu", "gpu", "tpu")
 CUDNN_KERNEL = "CudnnRNNV3"  # what Keras' TensorFlow backend calls for LSTM and GRU on a GPU
 
 
-def uses_cudnn_on_gpu(layer) -> bool:
-    """What Keras decides for LSTM/GRU on a machine with a GPU (its private rule, read here)."""
+def runs_cudnn_on_gpu(layer) -> bool:
+    """Whether Keras runs this LSTM/GRU as its cuDNN op on a GPU (recurrent dropout keeps the loop)."""
+    return cudnn_eligible(layer) and not getattr(layer, "recurrent_dropout", 0)
+
+
+def cudnn_eligible(layer) -> bool:
+    """Keras' rule, at construction, for LSTM/GRU on a machine with a GPU (private, read here):
+    eligible layers are marked ``supports_jit = False`` there."""
     try:  # by module name: the package's `rnn` attribute is a function of the same name
         rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
     except ImportError:  # another Keras layout: no GPU-only verdict
@@ -41,10 +48,12 @@ def layers_without_jit(model, site_of) -> list[dict]:
     """
     found = []
     for layer in model._flatten_layers():
-        if not layer.supports_jit:
-            devices = ALL_DEVICES
-        elif uses_cudnn_on_gpu(layer):
+        if isinstance(layer, (keras.layers.LSTM, keras.layers.GRU)):  # decided by the GPU, not this machine
+            if not cudnn_eligible(layer):
+                continue
             devices = ("gpu",)
+        elif not layer.supports_jit:
+            devices = ALL_DEVICES
         else:
             continue
         file, line = site_of(layer) or (None, None)

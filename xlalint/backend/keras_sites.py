@@ -13,7 +13,7 @@ import traceback
 from dataclasses import dataclass
 
 from xlalint.backend.frames import is_user_file, user_frames
-from xlalint.backend.keras_jit import CUDNN_KERNEL, uses_cudnn_on_gpu
+from xlalint.backend.keras_jit import CUDNN_KERNEL, runs_cudnn_on_gpu
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class LayerRecorder:
             result = original_call(layer, *args, **kwargs)
             file, line = recorder._sites[id(layer)]
             site = LayerSite(layer.name, type(layer).__name__, file, line, _runs_user_code(layer),
-                             CUDNN_KERNEL if uses_cudnn_on_gpu(layer) else None)
+                             CUDNN_KERNEL if runs_cudnn_on_gpu(layer) else None)
             for op in graph.get_operations()[before:]:
                 recorder._op_layer.setdefault((id(graph), op.name), site)
             return result

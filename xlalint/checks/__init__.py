@@ -36,6 +36,7 @@ RULES: dict[str, Rule] = {
         dynamic_output_shape.BLOCKING,
         unknown_dims.RULE,
         silent_results.RULE,
+        silent_results.MAY_GROW,
         keras_layers.RULE,
         # Source-level findings (the libcst pass; with --static too), docs/fixes.md.
         Rule("XLA107", "python-number-argument", "warning",

@@ -71,12 +71,13 @@ def _gpu_kernels(graph: OpGraph, ctx: Context):
     """Layers traced here (on a CPU) that Keras runs as another op on a GPU, e.g. LSTM as CudnnRNNV3."""
     if ctx.device != "gpu":
         return
+    traced = {node["type"] for node in graph.nodes()}  # traced where Keras saw a GPU: the op is in the graph
     reported = set()
     for node in graph.nodes():
         layer = node.get("layer") or {}
         kernel = layer.get("gpu_kernel")
-        key = (layer.get("file"), layer.get("line"), layer.get("name"))
-        if not kernel or key in reported or ctx.support.has_op(ctx.device, kernel):
+        key = (layer.get("file"), layer.get("line"))  # one finding per construction line (Bidirectional: two)
+        if not kernel or kernel in traced or key in reported or ctx.support.has_op(ctx.device, kernel):
             continue
         reported.add(key)
         yield Hit(

@@ -6,7 +6,8 @@ of Keras Model/Layer subclasses. Each call in them (or in same-file module funct
 of an API the shipped table lists is a finding at the call: XLA001 when the API creates an op
 with no XLA kernel, XLA103 when it creates one with a data-dependent output shape; calls of
 stateless APIs on literal arguments are left out, as TensorFlow folds them before XLA. Anywhere in
-the file: XLA107 (a loop's Python number passed to a tf.function without input_signature), XLA401 (``experimental_compile=``) and XLA402 (``TF_XLA_FLAGS`` with
+the file: XLA107 (a loop's Python number passed to a decorated tf.function without input_signature,
+outside compiled functions), XLA401 (``experimental_compile=``) and XLA402 (``TF_XLA_FLAGS`` with
 ``--tf_xla_enable_xla_devices`` set from Python). Import aliases are resolved with a map of the
 file's imports; calls on objects (``dataset.map``, ``rt.to_tensor``) are not resolved.
 """
@@ -480,11 +481,16 @@ class _Scanner:
 
     def check_python_number_arguments(self, compiled: list[tuple[_Def, str, bool]]) -> None:
         """XLA107: a loop's Python number passed to a tf.function that has no input_signature."""
-        retraced = {d.node.name.value for d, kind, _ in compiled if kind == "tf.function" and d.module_level
-                    and not any(self.is_tf_function(dec.decorator) and isinstance(dec.decorator, cst.Call)
-                                and any(_keyword(a) == "input_signature" for a in dec.decorator.args)
-                                for dec in d.node.decorators)}
+        retraced = {}  # name -> jit_compile, for decorated functions (not methods) without input_signature
+        for d, _, jit in compiled:
+            decorator = next((dec.decorator for dec in d.node.decorators if self.is_tf_function(dec.decorator)), None)
+            if decorator is not None and d.cls is None and not (isinstance(decorator, cst.Call) and any(
+                    _keyword(a) == "input_signature" for a in decorator.args)):
+                retraced[d.node.name.value] = jit
+        compiled_defs = {id(d.node) for d, _, _ in compiled}
         for loop in self.index.loops if retraced else ():
+            if self.inside(loop, compiled_defs):
+                continue  # a loop inside a compiled function is unrolled once, when that function is traced
             numbers = _python_numbers(loop)
             stack = [loop.body]
             while stack and numbers:
@@ -494,14 +500,21 @@ class _Scanner:
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in retraced:
                     for arg in node.args:
                         if isinstance(arg.value, cst.Name) and arg.value.value in numbers:
+                            compiles = ", and XLA compiles each trace again" if retraced[node.func.value] else ""
                             self.pending.append(_Pending(
                                 "XLA107", f"`{node.func.value}` gets the Python number `{arg.value.value}`, a new "
-                                "value on every pass of the loop: tf.function traces it again for each value, "
-                                "and with jit_compile=True XLA compiles each trace again",
+                                f"value on every pass of the loop: tf.function traces it again for each value{compiles}",
                                 f"Pass `tf.constant({arg.value.value})` or give `{node.func.value}` an "
                                 "input_signature, so one trace (and one compilation) serves every value.",
                                 arg, node.func.value))
                 stack.extend(_children(node))
+
+    def inside(self, node: cst.CSTNode, defs: set[int]) -> bool:
+        """Whether ``node`` is in the body of one of the functions ``defs`` (ids of FunctionDef nodes)."""
+        parent = self.index.parents.get(id(node))
+        while parent is not None and id(parent) not in defs:
+            parent = self.index.parents.get(id(parent))
+        return parent is not None
 
     def check_xla_devices_flag(self) -> None:
         for site in self.index.assigns + self.index.calls:
