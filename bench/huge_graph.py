@@ -35,7 +35,8 @@ def measure(steps: int, workdir: Path) -> dict:
             "'worker_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}), file=sys.stderr)")
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, str(path), "--format", "json", "--no-cache",
-                           "--device", "cpu", "--timeout", "1800", "--save-graphs", str(workdir)],
+                           "--device", "cpu", "--timeout", "1800", "--max-memory", "0",
+                           "--save-graphs", str(workdir)],
                           capture_output=True, text=True)
     seconds = time.perf_counter() - start
     report = json.loads(done.stdout)

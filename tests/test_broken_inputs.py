@@ -2,7 +2,30 @@
 
 from __future__ import annotations
 
+import json
+
 from conftest import REPO, run_json, run_xlalint
+
+GROWS = """import numpy as np
+import tensorflow as tf
+
+
+@tf.function(input_signature=[tf.TensorSpec([1 << 20], tf.float32)])
+def grows(x):
+    for step in range(200):  # a 4 MB constant a step, ~20 MB of worker memory: 4.5 GB unless stopped
+        x = x + np.full(1 << 20, step, np.float32)
+    return x
+"""
+DEEP = """import tensorflow as tf
+
+
+@tf.function(input_signature=[tf.TensorSpec([8], tf.float32)])
+def deep(x):
+    for _ in range(5000):  # four ops a step
+        x = x * 1.0001 + 0.5
+    return tf.numpy_function(lambda a: a, [x], tf.float32)  # line 8
+"""
+OVER_MEMORY = "exceeded the memory limit of 2000 MB while importing or tracing (see --max-memory)"
 
 
 def test_each_broken_file_gets_its_own_error_and_good_files_still_count():
@@ -29,6 +52,35 @@ def test_a_hanging_module_times_out_and_the_next_file_is_still_checked():
         "timed out after 20s while importing or tracing (see --timeout)"]
     assert {e["verdict"] for e in report["entries"]} == {"compatible"}
     assert code == 1
+
+
+def test_a_file_over_the_memory_limit_gets_an_error_and_a_big_graph_after_it_is_still_checked(tmp_path):
+    (tmp_path / "grows.py").write_text(GROWS)
+    (tmp_path / "deep.py").write_text(DEEP)
+    report, code = run_json(str(tmp_path / "grows.py"), str(tmp_path / "deep.py"), "--device", "cpu",
+                            "--max-memory", "2000", "--no-cache", "--save-graphs", str(tmp_path / "graphs"))
+    assert [(e["path"].rsplit("/", 1)[-1], e["message"]) for e in report["errors"]] == [("grows.py", OVER_MEMORY)]
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("XLA001", 8)]
+    graph = json.loads(next((tmp_path / "graphs").glob("*deep.deep.json")).read_text())["graph"]
+    assert len(graph["nodes"]) > 20_000
+    assert code == 1
+
+
+def test_the_memory_limit_error_in_text_output(tmp_path):
+    (tmp_path / "grows.py").write_text(GROWS)
+    done = run_xlalint(str(tmp_path / "grows.py"), "rules/XLA001/good.py", "--device", "cpu",
+                       "--max-memory", "2000", "--no-cache")
+    assert f"grows.py: error: {OVER_MEMORY}" in done.stdout
+    assert "2 entries checked for XLA on cpu: 2 compatible, 0 incompatible, 0 not traceable; 1 file errors" \
+        in done.stdout
+    assert done.returncode == 1
+
+
+def test_a_memory_limit_below_tensorflow_itself_is_reported_for_every_file():
+    report, code = run_json("rules/XLA001/good.py", "--max-memory", "50", "--no-cache")
+    assert [e["message"] for e in report["errors"]] == [
+        "could not start the TensorFlow worker: it exceeded the memory limit of 50 MB (see --max-memory)"]
+    assert code == 2
 
 
 def test_directory_scan_skips_files_without_tensorflow(tmp_path):

@@ -20,15 +20,16 @@ def _project(tmp_path, table: str):
 
 
 def test_config_is_found_upward_and_validated(tmp_path):
-    src = _project(tmp_path, 'device = "cpu"\ntimeout = 30\nselect = ["XLA0"]')
+    src = _project(tmp_path, 'device = "cpu"\ntimeout = 30\nmax-memory = 4096\nselect = ["XLA0"]')
     config = load_config(find_config([str(src / "blockers.py")]))
-    assert (config.device, config.timeout, config.select) == ("cpu", 30.0, ["XLA0"])
+    assert (config.device, config.timeout, config.max_memory, config.select) == ("cpu", 30.0, 4096, ["XLA0"])
 
 
 @pytest.mark.parametrize("table, message", [
     ('devise = "cpu"', "unknown key `devise`"),
     ('device = "fpga"', "`device` must be one of cpu, gpu, tpu"),
     ("timeout = -1", "`timeout` must be a positive number"),
+    ('max-memory = "8G"', "`max-memory` must be a number of MB"),
     ('select = "XLA001"', "`select` must be a list of strings"),
     ('entries = ["train.py"]', 'must look like "file.py::name"'),
     ('specs = {"a.py::f" = ["float32[x]"]}', "specs.a.py::f"),

@@ -20,7 +20,7 @@ from xlalint.suppressions import ALL, SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
 from xlalint.worker_client import WorkerError, run_worker
 
-SOURCE_CODES = frozenset({"XLA401", "XLA402"})
+SOURCE_CODES = frozenset({"XLA107", "XLA401", "XLA402"})
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
                  "(or a zero-argument build_model() returning one), or name a function with specs: "
                  "`xlalint FILE::fn --spec \"float32[8,16]\"`")
@@ -30,6 +30,7 @@ NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, d
 class Options:
     device: str = "gpu"
     timeout: float = 120.0
+    max_memory: int = 8192  # MB of resident memory per tracing worker; 0: no limit
     select: tuple[str, ...] = tuple(RULES)  # rule codes to report
     targets: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)  # path -> name -> specs
     only_named: set[str] = field(default_factory=set)  # files given only as FILE::NAME: no discovery
@@ -127,7 +128,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     missing = [r for r in requests if results.get(r["path"]) is None]
     if missing:
         try:
-            traced = run_worker(missing, options.timeout, options.progress, options.jobs)
+            traced = run_worker(missing, options.timeout, options.progress, options.jobs, options.max_memory)
         except WorkerError as error:
             message = str(error)
             if "TensorFlow cannot be imported" in message:
@@ -206,7 +207,7 @@ def keep(finding: Finding, options: Options, suppressions: SuppressionIndex) -> 
 
 
 def source_findings(path: str, options: Options, suppressions: SuppressionIndex) -> list[Finding]:
-    """XLA401/XLA402: what the source says, whatever was traced (the libcst pass, no TensorFlow)."""
+    """XLA107/XLA401/XLA402: what the source says, whatever was traced (the libcst pass, no TensorFlow)."""
     import libcst
 
     from xlalint.static.api_table import load_table

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from xlalint import __version__
 
-GRAPH_FORMAT = 3  # bump when the worker's graph records change (e.g. a new exported attr)
+GRAPH_FORMAT = 4  # bump when the worker's graph records change (e.g. a new exported attr)
 
 
 def _digest(path: str) -> str | None:

@@ -40,6 +40,9 @@ def _check_parser() -> argparse.ArgumentParser:
                         "the clusters TF_XLA_FLAGS=--tf_xla_auto_jit=2 would form (docs/autocluster.md)")
     parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
     parser.add_argument("--timeout", type=float, help="seconds to import and trace one file (default: 120)")
+    parser.add_argument("--max-memory", type=int, metavar="MB",
+                        help="resident memory a tracing worker may use; a file that needs more gets an error "
+                        "(default: 8192; 0: no limit)")
     parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to skip")
     parser.add_argument("--skip-untraceable", action="store_true",
@@ -99,6 +102,8 @@ def _options(args, parser) -> tuple[list[str], Options]:
                               _codes_list(args.ignore) or config.ignore)
     except (SpecError, ConfigError, ValueError) as error:
         parser.error(str(error))
+    if args.max_memory is not None and args.max_memory < 0:
+        parser.error("--max-memory must be a number of MB, or 0 for no limit")
     if args.spec and not any("::" in p for p in args.paths):
         parser.error("--spec needs a target named as FILE::NAME")
     declared = config_targets(config)
@@ -109,6 +114,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
     options = Options(
         device=args.device or config.device or "gpu",
         timeout=args.timeout or config.timeout or 120.0,
+        max_memory=next(m for m in (args.max_memory, config.max_memory, Options.max_memory) if m is not None),
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
         root=str(config.root), skip_untraceable=args.skip_untraceable,

@@ -1,6 +1,6 @@
 """``[tool.xlalint]`` in pyproject.toml, found upward from the checked paths (as ruff does).
 
-Keys: ``device``, ``mode``, ``timeout``, ``select``, ``ignore``, ``per-file-ignores``,
+Keys: ``device``, ``mode``, ``timeout``, ``max-memory``, ``select``, ``ignore``, ``per-file-ignores``,
 ``entries`` and ``specs``. Unknown keys and bad values raise ``ConfigError``
 naming the key. Command-line flags override the file.
 """
@@ -32,6 +32,7 @@ class Config:
     device: str | None = None
     mode: str | None = None
     timeout: float | None = None
+    max_memory: int | None = None  # MB
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
@@ -83,6 +84,10 @@ def load_config(path: Path | None) -> Config:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"{where}: `timeout` must be a positive number of seconds")
             config.timeout = float(value)
+        elif key == "max-memory":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{where}: `max-memory` must be a number of MB, or 0 for no limit")
+            config.max_memory = value
         elif key in ("select", "ignore", "entries"):
             setattr(config, key, _string_list(where, key, value))
         elif key == "per-file-ignores":
@@ -100,8 +105,8 @@ def load_config(path: Path | None) -> Config:
                         raise ConfigError(f"{where}: `specs.{target}`: {error}") from error
             config.specs = value
         else:
-            raise ConfigError(f"{where}: unknown key `{key}` (known: device, mode, timeout, select, ignore, "
-                              "per-file-ignores, entries, specs)")
+            raise ConfigError(f"{where}: unknown key `{key}` (known: device, mode, timeout, max-memory, select, "
+                              "ignore, per-file-ignores, entries, specs)")
     for target in config.entries + list(config.specs):
         if "::" not in target:
             raise ConfigError(f"{where}: entry {target!r} must look like \"file.py::name\"")

@@ -1,7 +1,7 @@
 """The op graph of one traced entry as a networkx ``DiGraph``.
 
 Nodes are ops (id ``"function:op_name"``) carrying the exported record (type,
-attrs, inputs with dtypes/shapes/arg names, outputs, user frames, Keras layer).
+attrs, inputs with dtypes/shapes/arg names, outputs, innermost user frame, Keras layer).
 Edges are tensors (``src -> dst`` with the ports that connect them). Function
 records say which nodes are each function's inputs and outputs, so rules can
 follow values into and out of while/cond bodies and nested calls. Built from
@@ -16,8 +16,11 @@ from pathlib import Path
 
 import networkx as nx
 
+from xlalint.gc_pause import gc_paused
+
 
 class OpGraph:
+    @gc_paused()
     def __init__(self, data: dict):
         self.data = data
         self.root: str = data["root"]

@@ -49,3 +49,29 @@ def user_frames(frames) -> list[list]:
         for f in frames or ()
         if is_user_file(f.filename)
     ]
+
+
+def innermost_user_frames(ops) -> dict[str, list]:
+    """Op name -> ``[file, line, function]`` of the innermost user frame of its traceback.
+
+    TensorFlow's ``GraphDebugInfoBuilder`` converts the tracebacks in C++ and shares identical
+    stacks (a ResNet50 graph: 1,831 ops of ~50 frames, 50 distinct stacks), so each distinct
+    stack is searched once. Ops without a user frame are left out.
+    """
+    from tensorflow.python.util import tf_stack
+
+    builder = tf_stack.GraphDebugInfoBuilder()
+    for op in ops:
+        stack = op.traceback
+        if stack is not None:  # None for ops loaded from a SavedModel
+            builder.AccumulateStackTrace("", op.name, stack)
+    info = builder.Build()
+    user = [is_user_file(f) and _realpath(f) for f in info.files]
+    innermost = {}
+    for trace_id, trace in info.traces_by_id.items():
+        for frame in map(info.frames_by_id.__getitem__, reversed(trace.frame_id)):
+            if user[frame.file_index]:
+                innermost[trace_id] = [user[frame.file_index], frame.line, frame.func]
+                break
+    return {name.rpartition("@")[0]: innermost[trace_id]
+            for name, trace_id in info.name_to_trace_id.items() if trace_id in innermost}

@@ -2,120 +2,130 @@
 
 One record per op of the entry function and of every function it reaches
 through function-typed attrs (while/cond bodies, nested tf.functions, gradient
-functions). Unknown dimensions stay ``None``; an unknown rank is ``None``.
+functions). Unknown dimensions stay ``None``; an unknown rank is ``None``. ``frames``
+holds the innermost user frame of the op's traceback, the one the source map uses.
 """
 
 from __future__ import annotations
 
-from xlalint.backend.frames import user_frames
+import math
+from functools import lru_cache
+
+from xlalint.backend.frames import innermost_user_frames
+from xlalint.gc_pause import gc_paused
 
 
 def _shape(tensor_shape):
-    return None if tensor_shape.rank is None else list(tensor_shape.as_list())
+    return None if tensor_shape.rank is None else tensor_shape.as_list()
 
 
-def _input_arg_names(op) -> list[str]:
+@lru_cache(maxsize=None)
+def _dtype(enum: int):
+    import tensorflow as tf
+
+    return tf.as_dtype(enum)
+
+
+def _input_arg_names(input_args, attrs) -> list[str]:
     """The op-def argument name of each data input, e.g. Reshape -> ["tensor", "shape"]."""
     names: list[str] = []
-    for arg in op.op_def.input_arg:
+    for arg in input_args:
         if arg.number_attr:
-            count = op.get_attr(arg.number_attr)
+            count = attrs[arg.number_attr].i
         elif arg.type_list_attr:
-            count = len(op.get_attr(arg.type_list_attr))
+            count = len(attrs[arg.type_list_attr].list.type)
         else:
             count = 1
         names.extend([arg.name] * count)
     return names
 
 
-def _xla_attrs(op) -> dict:
-    """``_Xla*`` bool/string attrs (``_XlaCompile``, ``_XlaScope``... set by ``jit_scope``)."""
-    found = {}
-    for name, value in op.node_def.attr.items():
-        if name.startswith("_Xla"):
-            if value.HasField("b"):
-                found[name] = value.b
-            elif value.HasField("s"):
-                found[name] = value.s.decode("utf-8", "replace")
-    return found
+BOOL_ATTRS = frozenset({"resize_if_index_out_of_bounds"})  # bool attrs a rule reads (XLA201)
 
 
-def _type_attrs_and_calls(op):
-    import tensorflow as tf
-
-    types, calls = {}, {}
-    for name, value in op.node_def.attr.items():
-        if value.HasField("type"):
-            types[name] = tf.as_dtype(value.type).name
-        elif value.HasField("func"):
+def _split_attrs(attrs) -> tuple[dict, dict, dict]:
+    """``(types, calls, xla_attrs)``: dtype attrs (and the ``BOOL_ATTRS``), function attrs, and the
+    ``_Xla*`` bool/string attrs (``_XlaCompile``, ``_XlaScope``... set by ``jit_scope``)."""
+    types, calls, xla = {}, {}, {}
+    for name, value in attrs.items():
+        kind = value.WhichOneof("value")
+        if kind == "type":
+            types[name] = _dtype(value.type).name
+        elif kind == "func":
             calls[name] = [value.func.name]
-        elif value.HasField("list") and value.list.type:
-            types[name] = [tf.as_dtype(t).name for t in value.list.type]
-        elif value.HasField("list") and value.list.func:
+        elif kind == "list" and value.list.type:
+            types[name] = [_dtype(t).name for t in value.list.type]
+        elif kind == "list" and value.list.func:
             calls[name] = [f.name for f in value.list.func]
-    return types, calls
+        elif kind == "b" and name in BOOL_ATTRS:
+            types[name] = value.b
+        elif kind in ("b", "s") and name.startswith("_Xla"):
+            xla[name] = value.b if kind == "b" else value.s.decode("utf-8", "replace")
+    return types, calls, xla
 
 
 SMALL_CONSTANT = 16  # integer constants up to this many elements keep their value (strides, axes...)
 
 
-def _small_int_value(op):
-    if op.type != "Const" or not op.outputs[0].dtype.is_integer:
+def _small_int_value(op_type: str, attrs):
+    if op_type != "Const":
         return None
-    shape = op.outputs[0].shape
-    if shape.num_elements() is None or shape.num_elements() > SMALL_CONSTANT:
+    tensor = attrs["value"].tensor
+    if not _dtype(tensor.dtype).is_integer or math.prod(d.size for d in tensor.tensor_shape.dim) > SMALL_CONSTANT:
         return None
     from tensorflow.python.framework import tensor_util
 
-    return tensor_util.MakeNdarray(op.get_attr("value")).reshape(-1).tolist()
+    return tensor_util.MakeNdarray(tensor).reshape(-1).tolist()
 
 
+@gc_paused()
 def export_graph(concrete_function, num_args: int, layer_of) -> dict:
     """JSON-ready op graph of ``concrete_function`` and everything it calls."""
     root = concrete_function.graph
     functions: dict[str, dict] = {}
     nodes: list[dict] = []
+    input_args: dict[str, list] = {}  # op type -> its op-def input args
     pending = [(root.name, root, None)]
     while pending:
         fname, graph, caller_layer = pending.pop()
         if fname in functions:
             continue
-
-        def node_id(op, fname=fname):
-            return f"{fname}:{op.name}"
-
         functions[fname] = {
-            "inputs": [node_id(t.op) for t in graph.inputs],
-            "outputs": [[node_id(t.op), t.value_index] for t in graph.outputs],
+            "inputs": [f"{fname}:{t.op.name}" for t in graph.inputs],
+            "outputs": [[f"{fname}:{t.op.name}", t.value_index] for t in graph.outputs],
         }
-        for op in graph.get_operations():
-            types, calls = _type_attrs_and_calls(op)
+        produced: dict[str, list[tuple]] = {}  # op name -> (dtype, shape) of each output
+        operations = graph.get_operations()
+        user_frames = innermost_user_frames(operations)
+        for op in operations:
+            attrs = op.node_def.attr
+            if op.type not in input_args:
+                input_args[op.type] = list(op.op_def.input_arg)
+            types, calls, xla_attrs = _split_attrs(attrs)
             site = layer_of(graph, op.name)
             layer = site.to_json() if site else caller_layer
-            arg_names = _input_arg_names(op)
-            xla_attrs = _xla_attrs(op)
+            arg_names = _input_arg_names(input_args[op.type], attrs)
+            outputs = produced[op.name] = [(t.dtype.name, _shape(t.shape)) for t in op.outputs]
+            inputs = []
+            for i, t in enumerate(op.inputs):
+                src = t.op.name
+                dtype, shape = produced[src][t.value_index] if src in produced else (t.dtype.name, _shape(t.shape))
+                inputs.append({"src": f"{fname}:{src}", "index": t.value_index,
+                               "arg": arg_names[i] if i < len(arg_names) else None,
+                               "dtype": dtype, "shape": shape and list(shape)})
             nodes.append(
                 {
-                    "id": node_id(op),
+                    "id": f"{fname}:{op.name}",
                     "name": op.name,
                     "type": op.type,
                     "function": fname,
                     "attrs": types,
                     "calls": calls,
-                    "inputs": [
-                        {
-                            "src": node_id(t.op),
-                            "index": t.value_index,
-                            "arg": arg_names[i] if i < len(arg_names) else None,
-                            "dtype": t.dtype.name,
-                            "shape": _shape(t.shape),
-                        }
-                        for i, t in enumerate(op.inputs)
-                    ],
-                    "outputs": [{"dtype": t.dtype.name, "shape": _shape(t.shape)} for t in op.outputs],
-                    "frames": user_frames(op.traceback),
+                    "inputs": inputs,
+                    "outputs": [{"dtype": dtype, "shape": shape} for dtype, shape in outputs],
+                    "frames": [list(user_frames[op.name])] if op.name in user_frames else [],
                     "layer": layer,
-                    "value": _small_int_value(op),
+                    "value": _small_int_value(op.type, attrs),
                     # Only on ops that have any: saved graphs without them stay as they were.
                     **({"xla_attrs": xla_attrs} if xla_attrs else {}),
                 }

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import importlib
 
-import keras
-
 ALL_DEVICES = ("cpu", "gpu", "tpu")
 CUDNN_KERNEL = "CudnnRNNV3"  # what Keras' TensorFlow backend calls for LSTM and GRU on a GPU
 
@@ -25,6 +23,8 @@ def runs_cudnn_on_gpu(layer) -> bool:
 def cudnn_eligible(layer) -> bool:
     """Keras' rule, at construction, for LSTM/GRU on a machine with a GPU (private, read here):
     eligible layers are marked ``supports_jit = False`` there."""
+    import keras
+
     try:  # by module name: the package's `rnn` attribute is a function of the same name
         rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
     except ImportError:  # another Keras layout: no GPU-only verdict
@@ -46,6 +46,8 @@ def layers_without_jit(model, site_of) -> list[dict]:
 
     ``site_of(layer)`` gives the user's ``(file, line)`` that constructed it, or None.
     """
+    import keras
+
     found = []
     for layer in model._flatten_layers():
         if isinstance(layer, (keras.layers.LSTM, keras.layers.GRU)):  # decided by the GPU, not this machine

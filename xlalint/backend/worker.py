@@ -27,7 +27,8 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 
 
 def _send(channel, message: dict) -> None:
-    channel.write(json.dumps(message) + "\n")
+    # Messages are plain trees, many MB for a large graph: skip the cycle check and the spaces.
+    channel.write(json.dumps(message, check_circular=False, separators=(",", ":")) + "\n")
     channel.flush()
 
 
