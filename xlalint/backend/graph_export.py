@@ -3,7 +3,8 @@
 One record per op of the entry function and of every function it reaches
 through function-typed attrs (while/cond bodies, nested tf.functions, gradient
 functions). Unknown dimensions stay ``None``; an unknown rank is ``None``. ``frames``
-holds the innermost user frame of the op's traceback, the one the source map uses.
+holds the innermost user frame of the op's traceback, the one the source map uses; it is
+empty for ops of built-in Keras layers, which are placed at the layer's construction line.
 """
 
 from __future__ import annotations
@@ -96,14 +97,19 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
         }
         produced: dict[str, list[tuple]] = {}  # op name -> (dtype, shape) of each output
         operations = graph.get_operations()
-        user_frames = innermost_user_frames(operations)
+        layers = {}
+        for op in operations:
+            site = layer_of(graph, op.name)
+            layers[op.name] = site.to_json() if site else caller_layer
+        # An op of a built-in Keras layer is placed at the layer's construction line: no frames needed.
+        user_frames = innermost_user_frames(
+            [op for op in operations if not layers[op.name] or layers[op.name]["user_code"]])
         for op in operations:
             attrs = op.node_def.attr
             if op.type not in input_args:
                 input_args[op.type] = list(op.op_def.input_arg)
             types, calls, xla_attrs = _split_attrs(attrs)
-            site = layer_of(graph, op.name)
-            layer = site.to_json() if site else caller_layer
+            layer = layers[op.name]
             arg_names = _input_arg_names(input_args[op.type], attrs)
             outputs = produced[op.name] = [(t.dtype.name, _shape(t.shape)) for t in op.outputs]
             inputs = []
