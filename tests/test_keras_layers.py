@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import groundtruth as gt
-from conftest import REPO, run_json
+from conftest import REPO, run_json, run_xlalint
 
 FIXTURE = REPO / "fixtures" / "keras_recurrent.py"
 LSTM_LINE, BIDIRECTIONAL_LINE, DROPOUT_LINE = 7, 15, 19
@@ -49,6 +49,9 @@ def test_gpu_prediction_for_recurrent_layers():
     verdicts = {e["name"]: e["verdict"] for e in report["entries"]}
     assert verdicts == {"tagger": "incompatible", "tag": "incompatible", "scorer": "compatible",
                         "reader": "incompatible", "summarizer": "compatible"}
+    ready = next(line for line in run_xlalint(str(FIXTURE), "--device", "gpu").stdout.splitlines()
+                 if line.startswith("ready for jit_compile=True"))
+    assert "::scorer" in ready and "::summarizer" not in ready  # compatible, but Keras keeps XLA off
 
 
 def test_cpu_has_no_cudnn_finding():

@@ -84,7 +84,9 @@ def _summary(report: Report) -> list[str]:
         f"{verdicts['compatible']} compatible, {verdicts['incompatible']} incompatible, "
         f"{verdicts['unknown']} not traceable; {len(report.errors)} file errors"
     ]
-    ready = [f"{e.path}::{e.name}" for e in report.entries if e.verdict == "compatible"]
+    keras_off = {(f.path, f.entry) for f in report.findings if f.code == "XLA301"}  # Keras keeps XLA off
+    ready = [f"{e.path}::{e.name}" for e in report.entries
+             if e.verdict == "compatible" and (e.path, e.name) not in keras_off]
     if ready:
         lines.append("ready for jit_compile=True: " + ", ".join(ready))
     codes = Counter(f.code for f in report.findings)
