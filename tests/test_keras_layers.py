@@ -68,3 +68,30 @@ def test_keras_on_a_gpu_machine_agrees(keras_sees_a_gpu):
     assert "CudnnRNNV3" in _op_types(module.tag.get_concrete_function())
     assert {name: _runs_cudnn(model) for name, model in gt.keras_models(module).items()} == {
         "tagger": True, "scorer": False, "reader": True, "summarizer": False}
+
+
+SUBCLASSED = """\
+import keras
+
+
+class Classifier(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.zoom = keras.layers.RandomZoom(0.2)
+        self.dense = keras.layers.Dense(10)
+
+    def call(self, x):
+        return self.dense(self.zoom(x))
+
+
+classifier = Classifier()
+"""
+
+
+def test_a_model_that_cannot_be_traced_still_gets_what_keras_decides(tmp_path):
+    path = tmp_path / "subclassed.py"
+    path.write_text(SUBCLASSED)
+    report, _ = run_json(str(path), "--device", "cpu", "--no-cache")
+    assert [e["verdict"] for e in report["entries"]] == ["unknown"]  # no inputs known: not traced
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("XLA301", 7)]
+    assert not gt.keras_keeps_xla(gt.load_module(path).classifier)

@@ -26,6 +26,10 @@ NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, d
                  "`xlalint FILE::fn --spec \"float32[8,16]\"`")
 
 
+# The graph of an entry that could not be traced: the rules that need no trace (XLA301) still run.
+NO_GRAPH = {"root": "-", "num_args": 0, "functions": {"-": {"inputs": [], "outputs": []}}, "nodes": []}
+
+
 @dataclass
 class Options:
     device: str = "gpu"
@@ -51,7 +55,7 @@ class Options:
 
 
 def _findings_for_entry(raw: dict, path: str, support, options: Options, graph: OpGraph | None = None) -> list[Finding]:
-    graph = graph or OpGraph(raw["graph"])
+    graph = graph if graph is not None else OpGraph(raw["graph"])
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"],
                   tuple(raw.get("keras_layers", ())))
     fallback = Location(path, raw["line"])
@@ -286,6 +290,10 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
     for raw in result["entries"]:
         if raw["graph"] is None:
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"]))
+            if raw.get("keras_layers"):  # what Keras decides needs no trace (XLA301)
+                report.findings.extend(
+                    f for f in _findings_for_entry(raw, result["path"], support, options, OpGraph(NO_GRAPH))
+                    if keep(f, options, suppressions))
             continue
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)

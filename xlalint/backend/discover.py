@@ -131,7 +131,7 @@ def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> C
             inputs = None
         if not inputs:
             return Candidate(
-                name, line, "keras-model",
+                name, line, "keras-model", model=model,
                 reason=f"Keras model `{name}` has no known inputs (subclassed and not built): "
                 f"give specs, e.g. `xlalint FILE::{name} --spec \"float32[8,32]\"`",
             )

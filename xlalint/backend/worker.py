@@ -67,8 +67,6 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                 concrete, num_args = candidate.trace()
                 traced = time.perf_counter()
                 entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
-                if candidate.model is not None:
-                    entry["keras_layers"] = layers_without_jit(candidate.model, recorder.site_of)
                 entry["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
             except Exception as error:  # tracing runs user code; report, never crash
                 entry["error"] = f"tracing failed: {type(error).__name__}: {_first_line(error)}"
@@ -76,6 +74,11 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                 from xlalint.backend.verify import verify_entry
 
                 entry["verify"] = verify_entry(candidate, device=request["verify"]["device"])
+        if candidate.model is not None:  # known without a trace: also for a model that cannot be traced
+            try:
+                entry["keras_layers"] = layers_without_jit(candidate.model, recorder.site_of)
+            except Exception:  # a user model whose layers cannot be listed: no XLA301 for it
+                pass
         entry["signature"] = candidate.signature
         entries.append(entry)
     return entries
