@@ -239,7 +239,7 @@ def test_python_numbers_reported_only_where_each_value_is_a_new_trace(tmp_path):
                 x = evaluate(x, k=i)  # expect: XLA107
             for lr in [0.1, 0.01]:
                 x = block(x, lr)  # expect: XLA107
-            return x
+            return x, [evaluate(x, k) for k in range(3)]  # expect: XLA107
     ''')
     scan = scan_source(str(path), path.read_text(), load_table())
     assert {(f.code, f.line) for f in scan.findings} == expected(path)

@@ -129,7 +129,7 @@ def _assign_targets(node: cst.Assign | cst.AugAssign) -> list:
     return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
 
 
-def _python_numbers(loop: cst.For) -> set[str]:
+def _python_numbers(loop: cst.For | cst.CompFor) -> set[str]:
     """Names the loop binds to Python numbers: ``for i in range(...)``, the index of
     ``for i, x in enumerate(...)``, ``for lr in (0.1, 0.01)``."""
     target, source = loop.target, loop.iter
@@ -199,7 +199,7 @@ class _Index:
         self.classes: list[tuple[str, cst.ClassDef]] = []
         self.calls: list[_Site] = []
         self.assigns: list[_Site] = []
-        self.loops: list[cst.For] = []
+        self.loops: list[cst.For | cst.CompFor] = []  # statements and comprehension clauses
         self.parents: dict[int, cst.CSTNode] = {}
         stack = [(module, "", None, "<module>")]
         while stack:
@@ -218,7 +218,7 @@ class _Index:
             elif isinstance(node, cst.Call) and (_called_name(node) in _SITE_NAMES or any(
                     _keyword(a) == "experimental_compile" for a in node.args)):
                 self.calls.append(_Site(node, owner))
-            elif isinstance(node, cst.For):
+            elif isinstance(node, (cst.For, cst.CompFor)):
                 self.loops.append(node)
             elif isinstance(node, (cst.Assign, cst.AugAssign)) and any(
                     isinstance(t, cst.Subscript) for t in _assign_targets(node)):
@@ -492,7 +492,7 @@ class _Scanner:
             if self.inside(loop, compiled_defs):
                 continue  # a loop inside a compiled function is unrolled once, when that function is traced
             numbers = _python_numbers(loop)
-            stack = [loop.body]
+            stack = [loop.body if isinstance(loop, cst.For) else self.comprehension(loop)]
             while stack and numbers:
                 node = stack.pop()
                 if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
@@ -508,6 +508,13 @@ class _Scanner:
                                 "input_signature, so one trace (and one compilation) serves every value.",
                                 arg, node.func.value))
                 stack.extend(_children(node))
+
+    def comprehension(self, clause: cst.CompFor) -> cst.CSTNode:
+        """The comprehension a ``for`` clause belongs to (its element is what each pass runs)."""
+        node = self.index.parents[id(clause)]
+        while isinstance(node, cst.CompFor):
+            node = self.index.parents[id(node)]
+        return node
 
     def inside(self, node: cst.CSTNode, defs: set[int]) -> bool:
         """Whether ``node`` is in the body of one of the functions ``defs`` (ids of FunctionDef nodes)."""
