@@ -30,6 +30,8 @@ def render() -> str:
             body = readme.read_text(encoding="utf-8").split("\n", 1)[1]  # drop the page title
             body = re.sub(r"^## ", "### ", body, flags=re.MULTILINE)
             body = re.sub(r"\]\((bad|good|fixed)\.py\)", rf"](../rules/{code}/\1.py)", body)
+            body = re.sub(r"\]\(\.\./(XLA\d+)/README\.md\)", lambda m: f"](#{m.group(1).lower()})", body)
+            body = body.replace("](../../docs/", "](")
             parts.append(f"`{rule.name}` ({rule.severity})\n{body.rstrip()}")
         else:
             parts.append(f"`{rule.name}` ({rule.severity}): {rule.summary} Reported by the run itself; "
