@@ -74,5 +74,15 @@ def test_disagreement_is_its_own_finding_with_both_sides():
     (false,) = agreement_findings(_graph_with("Foo"), "f", ok, [blocker], fallback, str)
     assert (false.code, false.severity, false.line) == ("XLA902", "warning", 3) and "XLA001" in false.message
     assert agreement_findings(_graph_with("Foo"), "f", failed, [blocker], fallback, str) == []
+    silent = Finding("XLA201", "tensor-array-grows", "error", "m", "h", "/src/model.py", 9, 1, "f")
+    assert agreement_findings(_graph_with("Foo"), "f", {**ok, "allclose": False}, [silent], fallback, str) == []
     cannot = {**failed, "error": "cannot verify: string arguments"}
     assert agreement_findings(_graph_with("Foo"), "f", cannot, [], fallback, str) == []
+
+
+def test_a_silently_different_result_is_shown_and_confirms_the_rule():
+    report, _ = run_json("rules/XLA201/bad.py", "--verify", "cpu", "--device", "cpu")
+    assert {e["name"]: (e["verdict"], e["verify"]["compiled"], e["verify"]["allclose"]) for e in report["entries"]} == {
+        "squares": ("incompatible", True, False), "fibonacci": ("incompatible", True, False)}
+    assert "XLA201" in {f["code"] for f in report["findings"]}
+    assert not [f for f in report["findings"] if f["code"] in ("XLA901", "XLA902")]

@@ -46,12 +46,11 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from xlalint.opgraph import OpGraph
+from xlalint.opgraph import CALL_OPS, OpGraph
 from xlalint.support import SupportTable
 
 MIN_CLUSTER_SIZE = 4  # --tf_xla_min_cluster_size
 
-CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
 # Lowered before clustering; (attr, role) for each function-typed attr.
 CONTROL_FLOW = {
     "While": (("cond", "cond"), ("body", "body")),

@@ -19,6 +19,12 @@ import networkx as nx
 from xlalint.gc_pause import gc_paused
 
 
+WHILE_OPS = frozenset({"While", "StatelessWhile"})
+BRANCH_OPS = frozenset({"If", "StatelessIf", "Case", "StatelessCase"})  # the predicate/index comes first
+CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
+PASS_THROUGH = frozenset({"Identity", "IdentityN"})
+
+
 class OpGraph:
     @gc_paused()
     def __init__(self, data: dict):
@@ -67,6 +73,22 @@ class OpGraph:
     def callers(self, function: str) -> list[tuple[str, str]]:
         """``(node_id, attr)`` of the ops that call ``function`` (e.g. a While's ``body``)."""
         return self._callers.get(function, [])
+
+    def argument_source(self, caller: dict, position: int) -> dict | None:
+        """The input of a While/If/Case/call op that becomes argument ``position`` of the function it
+        calls (for a While: the value the loop starts with); None for any other op."""
+        offset = 1 if caller["type"] in BRANCH_OPS else 0
+        if caller["type"] in WHILE_OPS | BRANCH_OPS | CALL_OPS and position + offset < len(caller["inputs"]):
+            return caller["inputs"][position + offset]
+        return None
+
+    def body_result(self, while_node: dict, position: int) -> str:
+        """The op a While's body returns as loop variable ``position``, past identities."""
+        (body,) = while_node["calls"]["body"]
+        src, _ = self.functions[body]["outputs"][position]
+        while self.node(src)["type"] in PASS_THROUGH and self.node(src)["inputs"]:
+            src = self.node(src)["inputs"][0]["src"]
+        return src
 
     @cached_property
     def runtime_nodes(self) -> frozenset[str]:

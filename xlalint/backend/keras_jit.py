@@ -23,14 +23,14 @@ def runs_cudnn_on_gpu(layer) -> bool:
 def cudnn_eligible(layer) -> bool:
     """Keras' rule, at construction, for LSTM/GRU on a machine with a GPU (private, read here):
     eligible layers are marked ``supports_jit = False`` there."""
+    cell = getattr(layer, "cell", None)
+    if getattr(layer, "use_cudnn", None) not in (True, "auto") or cell is None:
+        return False  # any other layer: this runs at every layer call, so it answers first
     import keras
 
     try:  # by module name: the package's `rnn` attribute is a function of the same name
         rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
     except ImportError:  # another Keras layout: no GPU-only verdict
-        return False
-    cell = getattr(layer, "cell", None)
-    if getattr(layer, "use_cudnn", None) not in (True, "auto") or cell is None:
         return False
     if isinstance(layer, keras.layers.LSTM):
         return rnn._do_lstm_arguments_support_cudnn(cell.activation, cell.recurrent_activation,

@@ -22,13 +22,9 @@ import networkx as nx
 
 from xlalint.checks.api_names import call_name, describe
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.opgraph import OpGraph
+from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
 
 CONSTANT, SPECIALIZED, NEVER = 0, 1, 2
-WHILE_OPS = frozenset({"While", "StatelessWhile"})
-BRANCH_OPS = frozenset({"If", "StatelessIf", "Case", "StatelessCase"})
-CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
-PASS_THROUGH = frozenset({"Identity", "IdentityN"})
 # Inputs the compiler accepts as bounded-dynamic values when they can never be constant
 # (an argument's value is still baked in: XLA102). StridedSlice only with unit strides.
 DYNAMIC_OK = frozenset({("TopKV2", "k"), ("Slice", "begin"), ("Slice", "size")})
@@ -128,33 +124,24 @@ class ValueTracer:
                 return SPECIALIZED, f"the value of argument `{node['name']}`"
             return SPECIALIZED, "the value of a captured variable or tensor"
         worst = (CONSTANT, "")
-        for caller_id, attr in self.graph.callers(function):
-            result = self._through_caller(self.graph.node(caller_id), attr, function, position)
+        for caller_id, _ in self.graph.callers(function):
+            result = self._through_caller(self.graph.node(caller_id), position)
             if result[0] >= worst[0]:
                 worst = result
         return worst
 
-    def _through_caller(self, caller: dict, attr: str, function: str, position: int) -> tuple[int, str]:
-        op_type = caller["type"]
-        if op_type in WHILE_OPS:
-            if self._loop_invariant(caller, position):
-                inp = caller["inputs"][position]
-                return self.value(inp["src"], inp["index"])
+    def _through_caller(self, caller: dict, position: int) -> tuple[int, str]:
+        if caller["type"] in WHILE_OPS and not self._loop_invariant(caller, position):
             return NEVER, f"a value carried around the while loop{_at(caller)}"
-        offset = 1 if op_type in BRANCH_OPS else 0  # branch ops take the predicate/index first
-        if op_type in BRANCH_OPS or op_type in CALL_OPS:
-            inp = caller["inputs"][position + offset]
-            return self.value(inp["src"], inp["index"])
-        return NEVER, f"an input of {op_type}{_at(caller)}"
+        inp = self.graph.argument_source(caller, position)
+        if inp is None:
+            return NEVER, f"an input of {caller['type']}{_at(caller)}"
+        return self.value(inp["src"], inp["index"])
 
     def _loop_invariant(self, while_node: dict, position: int) -> bool:
         """True when the body hands loop variable ``position`` back unchanged."""
         (body,) = while_node["calls"]["body"]
-        record = self.graph.functions[body]
-        src, _ = record["outputs"][position]
-        while self.graph.node(src)["type"] in PASS_THROUGH and self.graph.node(src)["inputs"]:
-            src = self.graph.node(src)["inputs"][0]["src"]
-        return src == record["inputs"][position]
+        return self.graph.body_result(while_node, position) == self.graph.functions[body]["inputs"][position]
 
 
 _BINARY = {"Greater": operator.gt, "Less": operator.lt, "GreaterEqual": operator.ge, "LessEqual": operator.le,
@@ -294,12 +281,9 @@ GROWING_OPS = frozenset({"ConcatV2", "Concat", "Pad", "PadV2", "MirrorPad"})
 def _grows(graph: OpGraph, while_node: dict, position: int) -> bool:
     """The body returns loop variable ``position`` from a concat/pad of itself."""
     (body,) = while_node["calls"]["body"]
-    record = graph.functions[body]
-    src, _ = record["outputs"][position]
-    while graph.node(src)["type"] in PASS_THROUGH and graph.node(src)["inputs"]:
-        src = graph.node(src)["inputs"][0]["src"]
-    node = graph.node(src)
-    return node["type"] in GROWING_OPS and record["inputs"][position] in nx.ancestors(graph.graph, src)
+    src = graph.body_result(while_node, position)
+    return (graph.node(src)["type"] in GROWING_OPS
+            and graph.functions[body]["inputs"][position] in nx.ancestors(graph.graph, src))
 
 
 def loop_shape_check(graph: OpGraph, ctx: Context):

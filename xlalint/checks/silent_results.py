@@ -10,8 +10,8 @@ known at run time (XLA202).
 from __future__ import annotations
 
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.checks.constant_inputs import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, small_value
-from xlalint.opgraph import OpGraph
+from xlalint.checks.constant_inputs import small_value
+from xlalint.opgraph import PASS_THROUGH, WHILE_OPS, OpGraph
 
 HANDLE_UPDATES = frozenset({"TensorListSetItem", "TensorListPushBack", "TensorListPopBack"})
 HINT = ("Create the TensorArray with its final size and dynamic_size=False (bound the loop with "
@@ -46,14 +46,9 @@ def _initial_sizes(graph: OpGraph, src: str, index: int, seen: set) -> list[int 
         return _initial_sizes(graph, inp["src"], inp["index"], seen)
     if op_type == "Placeholder" and node["function"] != graph.root:
         position = graph.functions[node["function"]]["inputs"].index(src)
-        sizes = []
-        for caller_id, _ in graph.callers(node["function"]):
-            caller = graph.node(caller_id)
-            offset = 1 if caller["type"] in BRANCH_OPS else 0
-            if caller["type"] in WHILE_OPS | BRANCH_OPS | CALL_OPS and position + offset < len(caller["inputs"]):
-                inp = caller["inputs"][position + offset]
-                sizes += _initial_sizes(graph, inp["src"], inp["index"], seen)
-        return sizes
+        sources = [graph.argument_source(graph.node(caller_id), position)
+                   for caller_id, _ in graph.callers(node["function"])]
+        return [size for inp in sources if inp for size in _initial_sizes(graph, inp["src"], inp["index"], seen)]
     return [None]
 
 

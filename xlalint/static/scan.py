@@ -145,6 +145,26 @@ def _python_numbers(loop: cst.For | cst.CompFor) -> set[str]:
     return set()
 
 
+def _calls(node: cst.CSTNode):
+    """The calls in ``node`` that run with it (not those in functions or classes it defines)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(node, cst.Call):
+                yield node
+            stack.extend(_children(node))
+
+
+def _number_argument(function: str, arg: cst.Arg, jit: bool) -> "_Pending":
+    number = arg.value.value
+    compiles = ", and XLA compiles each trace again" if jit else ""
+    return _Pending("XLA107", f"`{function}` gets the Python number `{number}`, a new value on every pass of the "
+                    f"loop: tf.function traces it again for each value{compiles}",
+                    f"Pass `tf.constant({number})` or give `{function}` an input_signature, so one trace "
+                    "(and one compilation) serves every value.", arg, function)
+
+
 def _keyword(arg: cst.Arg) -> str | None:
     return arg.keyword.value if arg.keyword else None
 
@@ -479,35 +499,29 @@ class _Scanner:
                         "Write `jit_compile=` instead: it means the same, and the old name may go away.",
                         arg, wrapped.name if wrapped else site.owner))
 
-    def check_python_number_arguments(self, compiled: list[tuple[_Def, str, bool]]) -> None:
-        """XLA107: a loop's Python number passed to a tf.function that has no input_signature."""
-        retraced = {}  # name -> jit_compile, for decorated functions (not methods) without input_signature
+    def retraced(self, compiled: list[tuple[_Def, str, bool]]) -> dict[str, bool]:
+        """Decorated tf.functions (not methods) without input_signature: name -> jit_compile."""
+        found = {}
         for d, _, jit in compiled:
             decorator = next((dec.decorator for dec in d.node.decorators if self.is_tf_function(dec.decorator)), None)
             if decorator is not None and d.cls is None and not (isinstance(decorator, cst.Call) and any(
                     _keyword(a) == "input_signature" for a in decorator.args)):
-                retraced[d.node.name.value] = jit
+                found[d.node.name.value] = jit
+        return found
+
+    def check_python_number_arguments(self, compiled: list[tuple[_Def, str, bool]]) -> None:
+        """XLA107: a loop's Python number passed to a tf.function that has no input_signature."""
+        retraced = self.retraced(compiled)
         compiled_defs = {id(d.node) for d, _, _ in compiled}
         for loop in self.index.loops if retraced else ():
-            if self.inside(loop, compiled_defs):
-                continue  # a loop inside a compiled function is unrolled once, when that function is traced
             numbers = _python_numbers(loop)
-            stack = [loop.body if isinstance(loop, cst.For) else self.comprehension(loop)]
-            while stack and numbers:
-                node = stack.pop()
-                if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                    continue
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in retraced:
-                    for arg in node.args:
-                        if isinstance(arg.value, cst.Name) and arg.value.value in numbers:
-                            compiles = ", and XLA compiles each trace again" if retraced[node.func.value] else ""
-                            self.pending.append(_Pending(
-                                "XLA107", f"`{node.func.value}` gets the Python number `{arg.value.value}`, a new "
-                                f"value on every pass of the loop: tf.function traces it again for each value{compiles}",
-                                f"Pass `tf.constant({arg.value.value})` or give `{node.func.value}` an "
-                                "input_signature, so one trace (and one compilation) serves every value.",
-                                arg, node.func.value))
-                stack.extend(_children(node))
+            if not numbers or self.inside(loop, compiled_defs):
+                continue  # a loop inside a compiled function is unrolled once, when that function is traced
+            for call in _calls(loop.body if isinstance(loop, cst.For) else self.comprehension(loop)):
+                name = call.func.value if isinstance(call.func, cst.Name) else None
+                for arg in call.args if name in retraced else ():
+                    if isinstance(arg.value, cst.Name) and arg.value.value in numbers:
+                        self.pending.append(_number_argument(name, arg, retraced[name]))
 
     def comprehension(self, clause: cst.CompFor) -> cst.CSTNode:
         """The comprehension a ``for`` clause belongs to (its element is what each pass runs)."""
