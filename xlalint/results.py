@@ -64,6 +64,7 @@ class Report:
     entries: list[Entry] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    interrupted: str | None = None  # the signal that cut the run short ("SIGINT", "SIGTERM"), if one did
 
     @property
     def ok(self) -> bool:
