@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from conftest import run_json
+import json
+import os
+import time
+
+import pytest
+
+from conftest import run_json, run_xlalint
+from xlalint.cache import ResultCache
 
 BLOCK_TF = "import sys\nsys.modules['tensorflow'] = None\n"  # any TensorFlow import now fails
 
@@ -61,3 +68,95 @@ def test_options_are_part_of_the_key(tmp_path):
     cpu, _ = run_json(str(tmp_path / "model.py"), *cache, "--device", "cpu")
     assert gpu["device"] == "gpu" and cpu["device"] == "cpu"
     assert "on gpu" in gpu["findings"][0]["message"] and "on cpu" in cpu["findings"][0]["message"]
+
+
+# The cache on its own (no TensorFlow): a stored result is served only while it is intact and current.
+
+def _stored(tmp_path, max_mb=512, pad=0, name="m.py"):
+    """A cache, a request and the result a worker would send for a module reading cfg.json."""
+    module, data = tmp_path / name, tmp_path / "cfg.json"
+    module.write_text(f"# {name}\nimport json\nCFG = json.load(open('cfg.json'))\n")
+    data.write_text('{"width": 4}')
+    request = {"path": str(module), "targets": [], "discover": True, "verify": False}
+    result = {"type": "file", "path": str(module), "error": None, "deps": [str(module), str(data)],
+              "entries": [{"name": "step", "line": 3, "kind": "tf.function", "signature": [], "graph": None,
+                           "error": "no input_signature", "pad": "x" * pad}]}
+    return ResultCache(tmp_path / "cache", "2.21.0", max_mb), request, result
+
+
+def _entry_files(cache):
+    return sorted(cache.directory.glob("*.json"))
+
+
+def test_a_stored_result_is_served_until_a_dep_changes_disappears_or_appears(tmp_path):
+    cache, request, result = _stored(tmp_path)
+    assert cache.get(request) is None
+    cache.put(request, result)
+    assert cache.get(request) == result
+    (tmp_path / "cfg.json").write_text('{"width": 8}')  # a data file read at import
+    assert cache.get(request) is None
+    cache.put(request, result)
+    (tmp_path / "cfg.json").unlink()
+    assert cache.get(request) is None
+    result["deps"].append(str(tmp_path / "local.json"))  # tried at import, absent then
+    cache.put(request, result)
+    assert cache.get(request) == result
+    (tmp_path / "local.json").write_text("{}")
+    assert cache.get(request) is None
+
+
+def test_a_result_whose_files_changed_during_the_trace_is_not_stored(tmp_path):
+    cache, request, result = _stored(tmp_path)
+    cache.get(request)  # the lookup before the trace
+    later = os.stat(tmp_path / "cfg.json").st_mtime + 5
+    os.utime(tmp_path / "cfg.json", (later, later))  # saved while the worker was tracing
+    cache.put(request, result)
+    assert _entry_files(cache) == []
+
+
+@pytest.mark.parametrize("corrupt", [
+    lambda entry: "{not json",
+    lambda entry: "[]",
+    lambda entry: "null",
+    lambda entry: json.dumps({"result": entry["result"], "checksum": entry["checksum"]}),  # no deps
+    lambda entry: json.dumps({**entry, "deps": ["m.py"]}),
+    lambda entry: json.dumps({**entry, "deps": {"m.py": 5}}),
+    lambda entry: json.dumps({**entry, "result": "ok"}),
+    lambda entry: json.dumps({**entry, "result": {**entry["result"], "entries": None}}),
+    lambda entry: json.dumps({**entry, "result": {**entry["result"], "entries": [{"name": "step"}]}}),
+    lambda entry: json.dumps({**entry, "result": {**entry["result"], "path": "/elsewhere/m.py"}}),
+    lambda entry: json.dumps({**entry, "checksum": None}),
+    lambda entry: json.dumps(entry).replace('"line": 3', '"line": 4'),  # edited: the checksum differs
+    lambda entry: json.dumps(entry)[:-40],  # cut short
+], ids=["not-json", "list", "null", "no-deps", "deps-list", "deps-int", "result-str", "entries-none",
+        "entry-keys", "other-path", "no-checksum", "edited", "truncated"])
+def test_a_damaged_entry_is_a_miss_never_a_crash(tmp_path, corrupt):
+    cache, request, result = _stored(tmp_path)
+    cache.put(request, result)
+    [path] = _entry_files(cache)
+    path.write_text(corrupt(json.loads(path.read_text())))
+    assert cache.get(request) is None
+    cache.put(request, result)  # the next run repairs it
+    assert cache.get(request) == result
+
+
+def test_the_least_recently_used_entries_go_when_the_cap_is_passed(tmp_path):
+    files = [_stored(tmp_path, max_mb=1, pad=400_000, name=f"m{i}.py")[1:] for i in range(3)]
+    cache = _stored(tmp_path, max_mb=1)[0]
+    for age, (request, result) in zip((30, 20), files):
+        cache.put(request, result)
+        [entry] = [p for p in _entry_files(cache) if os.stat(p).st_mtime > time.time() - 10]
+        os.utime(entry, (time.time() - age, time.time() - age))
+    assert cache.get(files[0][0]) == files[0][1]  # a hit: m0 is now the most recently used
+    cache.put(*files[2])  # 1.2 MB: over the cap, the least recently used (m1) goes
+    assert [cache.get(request) == result for request, result in files] == [True, False, True]
+    assert len(_entry_files(cache)) == 2
+
+
+def test_clear_cache_removes_entries_only(tmp_path):
+    cache, request, result = _stored(tmp_path)
+    cache.put(request, result)
+    (cache.directory / "notes.txt").write_text("mine")
+    done = run_xlalint("--clear-cache", "--cache-dir", str(cache.directory))
+    assert done.returncode == 0 and "removed 1 cached file(s)" in done.stderr
+    assert sorted(p.name for p in cache.directory.iterdir()) == ["notes.txt"]

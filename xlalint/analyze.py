@@ -9,9 +9,10 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from xlalint.agreement import agreement_findings
-from xlalint.cache import ResultCache
+from xlalint.cache import DEFAULT_MAX_MB, ResultCache
 from xlalint.checks import RULES, Context, run_checks
 from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck
+from xlalint.fixes.guard import file_digest
 from xlalint.fixes.split import split_suggestion
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
@@ -45,6 +46,7 @@ class Options:
     progress: Callable[[str], None] | None = None  # told each file as tracing starts
     verify: str | None = None  # "auto", "cpu" or "gpu": also compile and run each entry there
     cache_dir: str | None = None  # where per-file results are cached; None: no cache
+    cache_max_mb: int = DEFAULT_MAX_MB  # least recently used results go beyond this; 0: no limit
     jobs: int = 1  # tracing workers run in parallel
     mode: str = "jit"  # "autocluster": also predict TensorFlow's auto-clustering per entry
 
@@ -105,6 +107,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     """Check ``paths``; per-file problems become ``report.errors``, never exceptions."""
     report = Report(device=options.device)
     files, report.errors = collect_files(paths)
+    _record_sources(report.sources, files)
     explicit = set() if options.skip_untraceable else (
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
     requests = []
@@ -127,7 +130,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     if not requests:
         return report
     tensorflow = installed_tensorflow()
-    cache = ResultCache(options.cache_dir, tensorflow) if options.cache_dir else None
+    cache = ResultCache(options.cache_dir, tensorflow, options.cache_max_mb) if options.cache_dir else None
     results = {r["path"]: cache.get(r) for r in requests} if cache else {}
     missing = [r for r in requests if results.get(r["path"]) is None]
     if missing:
@@ -154,7 +157,18 @@ def analyze(paths: list[str], options: Options) -> Report:
             report.findings.extend(source_findings(request["path"], options, suppressions))
         if not result["error"] and not request.get("saved_model"):
             report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
+    _record_sources(report.sources, (f.path for f in report.findings))
     return report
+
+
+def _record_sources(sources: dict[str, str], paths) -> None:
+    """SHA-256 of each file's bytes, first as analysis reads it: --fix leaves a file that changed since alone.
+
+    Checked files are hashed before tracing; files only imported (outside the checked paths) when
+    their findings are placed."""
+    for path in map(os.path.abspath, paths):
+        if path not in sources and (digest := file_digest(path)):
+            sources[path] = digest
 
 
 def _offer_jit_compile(raw: dict, path: str, options: Options) -> list[Finding]:
@@ -245,7 +259,11 @@ def static_report(paths: list[str], options: Options) -> Report:
     """``--static``: the libcst pass alone, with the same selection, ignores and suppressions."""
     from xlalint.static import run_static
 
+    sources: dict[str, str] = {}
+    _record_sources(sources, collect_files(paths)[0])
     report = run_static(paths, options.device)
+    _record_sources(sources, (f.path for f in report.findings))
+    report.sources = sources
     suppressions = SuppressionIndex()
     report.findings = [f for f in report.findings if keep(f, options, suppressions)]
     blocked = {(f.path, f.entry) for f in report.findings if f.severity == "error"}

@@ -2,11 +2,18 @@
 
 A result is stored under a key made of the request (file, targets, options), the
 file's content, and the xlalint, TensorFlow and Python versions. It also records
-the content hash of every user file that was loaded while tracing it (the worker's
-``deps``); a later lookup is a hit only if all of them are unchanged, so an edit to
-any imported project module invalidates it. Only clean results are stored (no
-import error, crash or timeout), never ``--verify`` runs (timings are not reusable),
-and entries are written by atomic rename, so concurrent runs are safe.
+the content hash of every file the worker reports as read while tracing it
+(``deps``); a later lookup is a hit only if all of them are unchanged (a dep that
+is gone, or appeared, is a change), so an edit to any imported project module or
+data file invalidates it. Only clean results are stored (no import error, crash or
+timeout), never ``--verify`` runs (timings are not reusable), never a result whose
+file or deps were modified during the trace, and entries are written by atomic
+rename, so concurrent runs are safe.
+
+Every entry is checked on read: anything but the shape written here, with a
+matching checksum of the result, is a miss. The directory is capped at
+``max_mb``: when a write passes it, the least recently used entries (a hit
+refreshes an entry's mtime) are deleted.
 """
 
 from __future__ import annotations
@@ -14,28 +21,99 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from xlalint import __version__
 
 GRAPH_FORMAT = 4  # bump when the worker's graph records change (e.g. a new exported attr)
+DEFAULT_MAX_MB = 512
+STALE_TMP_S = 3600  # a *.tmp this old is a write that never finished
 
 
 def _digest(path: str) -> str | None:
+    """SHA-256 of a regular file's bytes; None for anything else (missing, directory, device)."""
+    digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
     except OSError:
         return None
+    return digest.hexdigest()
+
+
+def _checksum(result: dict) -> str:
+    return hashlib.sha256(json.dumps(result).encode()).hexdigest()
+
+
+def _entry_ok(entry) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("name"), str) and type(entry.get("line")) is int
+            and isinstance(entry.get("kind"), str) and isinstance(entry.get("signature"), list)
+            and isinstance(entry.get("graph"), (dict, type(None)))
+            and isinstance(entry.get("error"), (str, type(None))))
+
+
+def _valid(stored, path: str) -> bool:
+    """``stored`` has the shape ``put`` writes, for ``path``, and its result is intact."""
+    if not (isinstance(stored, dict) and isinstance(stored.get("deps"), dict)
+            and isinstance(stored.get("result"), dict) and isinstance(stored.get("checksum"), str)):
+        return False
+    result = stored["result"]
+    return (all(isinstance(d, (str, type(None))) for d in stored["deps"].values())
+            and result.get("path") == path and result.get("error") is None
+            and isinstance(result.get("entries"), list) and all(_entry_ok(e) for e in result["entries"])
+            and stored["checksum"] == _checksum(result))
+
+
+def _changed_since(path: str, moment: float) -> bool:
+    """Written after ``moment``: during the trace, maybe after the worker read it (the result may be stale)."""
+    try:
+        return os.stat(path).st_mtime > moment
+    except OSError:
+        return False  # a missing dep is recorded as missing
+
+
+def _files(directory: Path) -> list[tuple[float, int, Path]]:
+    """(mtime, size, path) of the entries and unfinished writes in ``directory``."""
+    found = []
+    try:
+        with os.scandir(directory) as listing:
+            for item in listing:
+                if item.name.endswith((".json", ".tmp")) and item.is_file(follow_symlinks=False):
+                    info = item.stat(follow_symlinks=False)
+                    found.append((info.st_mtime, info.st_size, Path(item.path)))
+    except OSError:
+        pass
+    return found
+
+
+def clear(directory: str | Path) -> tuple[int, int]:
+    """Delete every entry (and unfinished write) in ``directory``, nothing else; (files, bytes) removed."""
+    removed = [0, 0]
+    for _, size, path in _files(Path(directory)):
+        try:
+            path.unlink()
+            removed[0] += 1
+            removed[1] += size
+        except OSError:
+            pass
+    return removed[0], removed[1]
 
 
 class ResultCache:
-    def __init__(self, directory: str | Path, tensorflow: str | None):
+    def __init__(self, directory: str | Path, tensorflow: str | None, max_mb: int = DEFAULT_MAX_MB):
         self.directory = Path(directory)
         self.salt = {"xlalint": __version__, "graph": GRAPH_FORMAT, "tensorflow": tensorflow,
                      "python": sys.version.split()[0]}
+        self.max_bytes = max_mb * 2**20  # 0: no limit
+        self._held: int | None = None  # bytes in the directory, counted at the first write
+        self._asked: dict[str, float] = {}  # path -> when it was looked up (before its trace)
 
     def cacheable(self, request: dict) -> bool:
         return not request.get("verify") and not request.get("saved_model")
@@ -48,25 +126,53 @@ class ResultCache:
         return self.directory / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
 
     def get(self, request: dict) -> dict | None:
+        self._asked[request["path"]] = time.time()
         path = self._file(request) if self.cacheable(request) else None
         try:
             stored = json.loads(path.read_text(encoding="utf-8")) if path else None
         except (OSError, ValueError):
             return None
-        if stored and all(_digest(dep) == digest for dep, digest in stored["deps"].items()):
-            return stored["result"]
-        return None
+        if not _valid(stored, request["path"]):
+            return None
+        if any(_digest(dep) != digest for dep, digest in stored["deps"].items()):
+            return None
+        try:
+            os.utime(path)  # most recently used
+        except OSError:
+            pass
+        return stored["result"]
 
     def put(self, request: dict, result: dict) -> None:
         path = self._file(request) if self.cacheable(request) and not result.get("error") else None
-        if path is None:
+        deps = result.get("deps", [])
+        asked = self._asked.get(request["path"], time.time())
+        if path is None or any(_changed_since(f, asked) for f in [request["path"], *deps]):
             return
-        deps = {dep: _digest(dep) for dep in result.get("deps", [])}
+        entry = {"deps": {dep: _digest(dep) for dep in deps}, "checksum": _checksum(result), "result": result}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"deps": deps, "result": result}, out)
+                json.dump(entry, out)
+                written = out.tell()
             os.replace(tmp, path)
         except OSError:
-            pass  # a cache that cannot be written only costs time
+            return  # a cache that cannot be written only costs time
+        self._held = self._held + written if self._held is not None else sum(s for _, s, _ in _files(self.directory))
+        if self.max_bytes and self._held > self.max_bytes:
+            self._held = self._evict()
+
+    def _evict(self) -> int:
+        """Delete least recently used entries until the directory fits; the bytes left."""
+        files = sorted(_files(self.directory))
+        held = sum(size for _, size, _ in files)
+        now = time.time()
+        for mtime, size, path in files:
+            stale_tmp = path.suffix == ".tmp" and now - mtime > STALE_TMP_S
+            if path.suffix == ".json" and held > self.max_bytes or stale_tmp:
+                try:
+                    path.unlink()
+                    held -= size
+                except OSError:
+                    pass
+        return held
