@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from xlalint import __version__
 from xlalint.analyze import Options, analyze, static_report
+from xlalint.cache import DEFAULT_MAX_MB, clear
 from xlalint.files import display_path
 from xlalint.checks import resolve_codes
 from xlalint.config import MODES, ConfigError, config_targets, find_config, load_config
@@ -18,10 +20,47 @@ from xlalint.specs import SpecError, parse_spec
 from xlalint.support import DEVICES, cache_dir
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+VERIFY_DEVICES = ("auto", "cpu", "gpu")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr and exit 2 (``--help`` shows the usage)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _number(kind, test, wanted: str):
+    """An argparse type: ``kind(text)`` when ``test`` accepts it, else an error saying what is ``wanted``."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not test(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {wanted}")
+        return value
+    return parse
+
+
+SECONDS = _number(float, lambda v: 0 < v < math.inf, "a positive number of seconds")
+COUNT = _number(int, lambda v: v > 0, "a positive whole number")
+MEGABYTES = _number(int, lambda v: v >= 0, "a number of MB (0: no limit)")
+
+
+def _verify_alone(argv: list[str]) -> list[str]:
+    """``--verify m.py`` verifies m.py on the default device: a value that names no device stays a path."""
+    argv = list(argv)
+    for i, token in enumerate(argv[:-1]):
+        if token == "--":
+            break
+        if token == "--verify" and argv[i + 1] not in VERIFY_DEVICES:
+            argv[i] = "--verify=auto"
+    return argv
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="xlalint",
         description="Find what keeps TensorFlow code from compiling under XLA, with the line to change.",
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table. "
@@ -39,8 +78,8 @@ def _check_parser() -> argparse.ArgumentParser:
                         help="jit (default): what if each entry had jit_compile=True; autocluster: also predict "
                         "the clusters TF_XLA_FLAGS=--tf_xla_auto_jit=2 would form (docs/autocluster.md)")
     parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
-    parser.add_argument("--timeout", type=float, help="seconds to import and trace one file (default: 120)")
-    parser.add_argument("--max-memory", type=int, metavar="MB",
+    parser.add_argument("--timeout", type=SECONDS, help="seconds to import and trace one file (default: 120)")
+    parser.add_argument("--max-memory", type=MEGABYTES, metavar="MB",
                         help="resident memory a tracing worker may use; a file that needs more gets an error "
                         "(default: 8192; 0: no limit)")
     parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
@@ -51,24 +90,41 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--static", action="store_true",
                         help="fast mode for pre-commit: find blockers by API name with libcst; never imports "
                         "TensorFlow or runs your code (fewer findings than the full analysis)")
-    parser.add_argument("--verify", nargs="?", const="auto", choices=("auto", "cpu", "gpu"),
+    parser.add_argument("--verify", nargs="?", const="auto", choices=VERIFY_DEVICES,
                         help="also compile and run each entry with and without XLA (on the GPU when there "
                         "is one, else the CPU; or the device given) and report agreement, numerics, "
-                        "compile time, step time, memory")
+                        "compile time, step time, memory; a value that is no device is a PATH")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
-    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+    parser.add_argument("--fix-outside", action="store_true",
+                        help="with --fix or --diff: also edit files outside the given paths (e.g. a helper "
+                        "module a checked file imports, or the target of a symbolic link)")
+    parser.add_argument("--jobs", "-j", type=COUNT, default=1, metavar="N",
                         help="trace files in N worker processes at once (default: 1)")
     parser.add_argument("--no-cache", action="store_true", help="trace every file again")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="where results of unchanged files are kept (default: ~/.cache/xlalint/results)")
+    parser.add_argument("--cache-max-mb", type=MEGABYTES, metavar="MB",
+                        help="size of the result cache; least recently used results go first "
+                        f"(default: {DEFAULT_MAX_MB}; 0: no limit)")
+    parser.add_argument("--clear-cache", action="store_true",
+                        help="delete the cached results, then check the PATHs given, if any")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
                         help="write each traced entry's op graph as JSON (for bug reports and TF-free tests)")
     parser.add_argument("--version", action="version", version=f"xlalint {__version__}")
     return parser
+
+
+def _first(*values):
+    """The first value that is set (a flag, then the config file, then the default)."""
+    return next(v for v in values if v is not None)
+
+
+def _cache_directory(args) -> str:
+    return args.cache_dir or str(cache_dir() / "results")
 
 
 def _codes_list(text: str | None) -> list[str] | None:
@@ -102,8 +158,6 @@ def _options(args, parser) -> tuple[list[str], Options]:
                               _codes_list(args.ignore) or config.ignore)
     except (SpecError, ConfigError, ValueError) as error:
         parser.error(str(error))
-    if args.max_memory is not None and args.max_memory < 0:
-        parser.error("--max-memory must be a number of MB, or 0 for no limit")
     if args.spec and not any("::" in p for p in args.paths):
         parser.error("--spec needs a target named as FILE::NAME")
     declared = config_targets(config)
@@ -114,13 +168,14 @@ def _options(args, parser) -> tuple[list[str], Options]:
     options = Options(
         device=args.device or config.device or "gpu",
         timeout=args.timeout or config.timeout or 120.0,
-        max_memory=next(m for m in (args.max_memory, config.max_memory, Options.max_memory) if m is not None),
+        max_memory=_first(args.max_memory, config.max_memory, Options.max_memory),
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
         root=str(config.root), skip_untraceable=args.skip_untraceable,
         progress=None if args.quiet or not sys.stderr.isatty() else _show_progress, verify=args.verify,
-        cache_dir=None if args.no_cache else (args.cache_dir or str(cache_dir() / "results")),
-        jobs=max(1, args.jobs), mode=args.mode or config.mode or "jit",
+        cache_dir=None if args.no_cache else _cache_directory(args),
+        cache_max_mb=_first(args.cache_max_mb, config.cache_max_mb, DEFAULT_MAX_MB),
+        jobs=args.jobs, mode=args.mode or config.mode or "jit",
     )
     return paths, options
 
@@ -132,7 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "ops" and not os.path.exists("ops"):
         return _ops_main(argv[1:])
     parser = _check_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(_verify_alone(argv))
+    if args.clear_cache:
+        files, size = clear(_cache_directory(args))
+        if not args.quiet:
+            print(f"xlalint: removed {files} cached file(s), {size / 2**20:.1f} MB", file=sys.stderr)
+        if not args.paths:
+            return EXIT_OK
     paths, options = _options(args, parser)
     if args.static and (args.verify or args.save_graphs or args.spec or any("::" in p for p in args.paths)):
         parser.error("--static checks source text only: FILE::NAME, --spec, --verify and --save-graphs need tracing")
@@ -140,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.progress:
         sys.stderr.write("\r\033[K")
     if args.diff or args.fix:
-        return _fix(report, args)
+        return _fix(report, args, paths)
     if args.format == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(EMITTERS["text"](report, color=color))
@@ -157,16 +218,18 @@ def _exit_code(report) -> int:
     return EXIT_OK
 
 
-def _fix(report, args) -> int:
-    """--diff prints what the fixes would change; --fix applies them and reports what is left."""
-    from xlalint.fixes import fix_files
+def _fix(report, args, paths: list[str]) -> int:
+    """--diff prints the bytes the fixes would write; --fix writes them and reports what is left."""
+    from xlalint.fixes import Guard, fix_files
 
-    outcomes = fix_files(report.findings, unsafe=args.unsafe_fixes, write=args.fix and not args.diff)
+    guard = Guard(roots=None if args.fix_outside else paths, sources=report.sources)
+    outcomes = fix_files(report.findings, unsafe=args.unsafe_fixes, write=args.fix and not args.diff, guard=guard)
     for outcome in outcomes:
         if outcome.error:
             print(f"{outcome.path}: {outcome.error}", file=sys.stderr)
     if args.diff:
-        print("".join(o.diff for o in outcomes), end="")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b"".join(o.diff for o in outcomes))  # raw bytes: CRLF lines keep their \r
         return EXIT_FINDINGS if any(o.diff for o in outcomes) else EXIT_OK
     fixed = {id(f) for o in outcomes for f in o.fixed}
     report.findings = [f for f in report.findings if id(f) not in fixed]
@@ -183,7 +246,7 @@ def _ops_main(argv: list[str]) -> int:
     from xlalint.ops_table import render
     from xlalint.support import installed_tensorflow, load_support
 
-    parser = argparse.ArgumentParser(prog="xlalint ops", description="Print the XLA support table.")
+    parser = _Parser(prog="xlalint ops", description="Print the XLA support table.")
     parser.add_argument("ops", nargs="*", metavar="OP", help="op types to show (default: all)")
     parser.add_argument("--device", choices=DEVICES, default="gpu")
     args = parser.parse_args(argv)

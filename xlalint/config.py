@@ -1,12 +1,12 @@
 """``[tool.xlalint]`` in pyproject.toml, found upward from the checked paths (as ruff does).
 
-Keys: ``device``, ``mode``, ``timeout``, ``max-memory``, ``select``, ``ignore``, ``per-file-ignores``,
-``entries`` and ``specs``. Unknown keys and bad values raise ``ConfigError``
-naming the key. Command-line flags override the file.
+Keys: ``KEYS``. A missing or invalid file, a missing ``[tool.xlalint]`` table, unknown keys
+and bad values raise ``ConfigError`` naming the file and key. Command-line flags override the file.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,8 @@ from xlalint.specs import SpecError, parse_spec
 
 DEVICES = ("cpu", "gpu", "tpu")
 MODES = ("jit", "autocluster")
+KEYS = ("device", "mode", "timeout", "max-memory", "cache-max-mb", "select", "ignore", "per-file-ignores",
+        "entries", "specs")
 
 
 class ConfigError(ValueError):
@@ -33,6 +35,7 @@ class Config:
     mode: str | None = None
     timeout: float | None = None
     max_memory: int | None = None  # MB
+    cache_max_mb: int | None = None
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
@@ -44,18 +47,27 @@ class Config:
         return self.path.parent if self.path else Path.cwd()
 
 
+def _read(path: Path) -> dict:
+    """The parsed TOML file; a missing, unreadable or invalid one is a ``ConfigError``."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it: {error.strerror or error}") from error
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from error
+
+
+def _has_table(data: dict) -> bool:
+    return isinstance(data.get("tool"), dict) and "xlalint" in data["tool"]
+
+
 def find_config(paths: list[str]) -> Path | None:
     """The nearest pyproject.toml with a ``[tool.xlalint]`` table above the first path (or cwd)."""
     start = Path(paths[0] if paths else ".").resolve()
     for directory in [start, *start.parents] if start.is_dir() else start.parents:
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-                raise ConfigError(f"{candidate}: not valid TOML: {error}") from error
-            if "xlalint" in data.get("tool", {}):
-                return candidate
+        if candidate.is_file() and _has_table(_read(candidate)):
+            return candidate
     return None
 
 
@@ -68,8 +80,13 @@ def _string_list(where: str, key: str, value) -> list[str]:
 def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
-    table = tomllib.loads(path.read_text(encoding="utf-8"))["tool"]["xlalint"]
+    data = _read(path)
+    if not _has_table(data):
+        raise ConfigError(f"{path}: no [tool.xlalint] table")
+    table = data["tool"]["xlalint"]
     where = f"{path} [tool.xlalint]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table, not {type(table).__name__}")
     config = Config(path=path)
     for key, value in table.items():
         if key == "device":
@@ -81,13 +98,13 @@ def load_config(path: Path | None) -> Config:
                 raise ConfigError(f"{where}: `mode` must be one of {', '.join(MODES)}, not {value!r}")
             config.mode = value
         elif key == "timeout":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ConfigError(f"{where}: `timeout` must be a positive number of seconds")
             config.timeout = float(value)
-        elif key == "max-memory":
+        elif key in ("max-memory", "cache-max-mb"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{where}: `max-memory` must be a number of MB, or 0 for no limit")
-            config.max_memory = value
+                raise ConfigError(f"{where}: `{key}` must be a number of MB, or 0 for no limit")
+            setattr(config, key.replace("-", "_"), value)
         elif key in ("select", "ignore", "entries"):
             setattr(config, key, _string_list(where, key, value))
         elif key == "per-file-ignores":
@@ -105,8 +122,7 @@ def load_config(path: Path | None) -> Config:
                         raise ConfigError(f"{where}: `specs.{target}`: {error}") from error
             config.specs = value
         else:
-            raise ConfigError(f"{where}: unknown key `{key}` (known: device, mode, timeout, max-memory, select, "
-                              "ignore, per-file-ignores, entries, specs)")
+            raise ConfigError(f"{where}: unknown key `{key}` (known: {', '.join(KEYS)})")
     for target in config.entries + list(config.specs):
         if "::" not in target:
             raise ConfigError(f"{where}: entry {target!r} must look like \"file.py::name\"")

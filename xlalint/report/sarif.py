@@ -50,10 +50,15 @@ def emit(report: Report) -> str:
          "locations": [{"physicalLocation": {"artifactLocation": {"uri": e.path}}}]}
         for e in report.errors
     ]
+    if report.interrupted:
+        notifications.append({"level": "error", "message": {
+            "text": f"the run was cut short by {report.interrupted}: the results are incomplete"}})
     run = {
         "tool": {"driver": {"name": "xlalint", "version": __version__, "informationUri": HELP_ROOT.rsplit("/", 2)[0],
                             "rules": [_rule(code) for code in used]}},
         "results": results,
-        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        # A file that could not be checked (TensorFlow missing, a crash) or a cancelled run is no success:
+        # its missing results do not mean the code is clean.
+        "invocations": [{"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}],
     }
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
