@@ -65,6 +65,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     interrupted: str | None = None  # the signal that cut the run short ("SIGINT", "SIGTERM"), if one did
+    sources: dict[str, str] = field(default_factory=dict)  # absolute path -> SHA-256 of the bytes analysed
 
     @property
     def ok(self) -> bool:

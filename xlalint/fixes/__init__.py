@@ -5,5 +5,6 @@ A finding that can be fixed carries ``fix = {"kind", "safety", "description"}``;
 """
 
 from xlalint.fixes.apply import FixOutcome, apply_to_file, fix_files
+from xlalint.fixes.guard import Guard
 
-__all__ = ["FixOutcome", "apply_to_file", "fix_files"]
+__all__ = ["FixOutcome", "Guard", "apply_to_file", "fix_files"]

@@ -1,8 +1,7 @@
-"""Apply the fixes of a report: compute new sources, show diffs, write files atomically."""
+"""Apply the fixes of a report: compute new bytes, show diffs, write files atomically."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 import tempfile
@@ -14,6 +13,8 @@ from libcst.metadata import MetadataWrapper
 
 from xlalint.files import is_env_file
 from xlalint.fixes.edits import AUTO_JIT_FLAG, DEVICES_FLAG, FixTransformer
+from xlalint.fixes.guard import CHANGED, Guard
+from xlalint.fixes.source import Source, unified_diff
 from xlalint.results import Finding
 
 
@@ -21,69 +22,103 @@ from xlalint.results import Finding
 class FixOutcome:
     path: str
     fixed: list[Finding]  # findings whose edit was made
-    diff: str  # unified diff ("" when nothing changed)
+    diff: bytes  # unified diff of the bytes --fix writes (b"" when nothing changes)
     error: str | None = None  # why the file was left alone
 
 
 def _fix_text_file(old: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
     """Shell scripts and Dockerfiles: the flag replaced on the reported lines."""
-    lines = old.splitlines(keepends=True)
+    lines = old.split("\n")
     fixed = []
     for f in findings:
         if f.fix["kind"] == "auto-jit-flag" and DEVICES_FLAG in lines[f.line - 1]:
             lines[f.line - 1] = lines[f.line - 1].replace(DEVICES_FLAG, AUTO_JIT_FLAG)
             fixed.append(f)
-    return "".join(lines), fixed
+    return "\n".join(lines), fixed
 
 
-def apply_to_file(path: str, findings: list[Finding]) -> tuple[str, str, list[Finding]]:
-    """``(old source, new source, findings fixed)``; raises ValueError if the result would not parse."""
-    with open(path, encoding="utf-8") as handle:
-        old = handle.read()
+def edit(path: str, data: bytes, findings: list[Finding]) -> tuple[bytes, list[Finding]]:
+    """``(new bytes, findings fixed)``; raises ValueError if the result would not parse."""
+    source = Source.decode(data)
     if not path.endswith(".py") and is_env_file(path):
-        new, fixed = _fix_text_file(old, findings)
-        return old, new, fixed
+        new, fixed = _fix_text_file(source.text, findings)
+        return source.encode(new), fixed
     requests = {(f.fix["kind"], f.line) for f in findings}
     transformer = FixTransformer(requests)
-    new = MetadataWrapper(cst.parse_module(old)).visit(transformer).code
+    new = MetadataWrapper(cst.parse_module(source.text)).visit(transformer).code
     try:
         compile(new, path, "exec")
     except SyntaxError as error:
         raise ValueError(f"the fixed source would not parse ({error.msg} at line {error.lineno})") from error
     fixed = [f for f in findings if (f.fix["kind"], f.line) in transformer.done]
-    return old, new, fixed
+    return source.encode(new), fixed
 
 
-def _write_atomically(path: str, text: str) -> None:
-    """Temp file in the same directory, same mode, then rename: readers see old or new, never half."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".xlalint-", suffix=".py")
+def apply_to_file(path: str, findings: list[Finding]) -> tuple[bytes, bytes, list[Finding]]:
+    """``(old bytes, new bytes, findings fixed)`` for the file as it is now."""
+    with open(path, "rb") as handle:
+        old = handle.read()
+    return (old, *edit(path, old, findings))
+
+
+def _write_atomically(path: str, old: bytes, new: bytes) -> bool:
+    """Temp file in the same directory with the file's owner and mode, renamed over it only if the
+    file still holds ``old``: readers see old or new, never half. False when it changed meanwhile."""
+    info = os.stat(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".xlalint-", suffix=".py")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.chmod(tmp, mode)
+        with os.fdopen(fd, "wb") as out:
+            out.write(new)
+        mine = os.stat(tmp)
+        if (mine.st_uid, mine.st_gid) != (info.st_uid, info.st_gid):
+            try:
+                os.chown(tmp, info.st_uid, info.st_gid)
+            except PermissionError as error:
+                raise ValueError(f"cannot keep the file's owner and group ({error.strerror})") from error
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        with open(path, "rb") as handle:
+            if handle.read() != old:
+                os.unlink(tmp)
+                return False
         os.replace(tmp, path)
+        return True
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
 
 
-def fix_files(findings: list[Finding], unsafe: bool, write: bool) -> list[FixOutcome]:
-    """Fix every fixable finding (safe ones, or all with ``unsafe``), one pass per file."""
-    by_path = defaultdict(list)
+def _fix_one(real: str, wanted: list[Finding], guard: Guard, write: bool) -> FixOutcome:
+    paths = {f.path for f in wanted}
+    shown = min(paths)
+    refusal = guard.refusal(paths, real)
+    if refusal:
+        return FixOutcome(shown, [], b"", f"not fixed: {refusal}")
+    with open(real, "rb") as handle:
+        old = handle.read()
+    if guard.changed(paths, old):
+        return FixOutcome(shown, [], b"", f"not fixed: {CHANGED}")
+    new, fixed = edit(real, old, wanted)
+    if new == old:
+        return FixOutcome(shown, fixed, b"")
+    if write and not _write_atomically(real, old, new):
+        return FixOutcome(shown, [], b"", f"not fixed: {CHANGED}")
+    return FixOutcome(shown, fixed, unified_diff(shown, old, new))
+
+
+def fix_files(findings: list[Finding], unsafe: bool, write: bool, guard: Guard | None = None) -> list[FixOutcome]:
+    """Fix every fixable finding (safe ones, or all with ``unsafe``), one pass per file.
+
+    A symbolic link is followed and its target edited in place; ``guard`` (default: no limits)
+    says which files may be written."""
+    by_file = defaultdict(list)
     for f in findings:
         if f.fix and (unsafe or f.fix["safety"] == "safe"):
-            by_path[f.path].append(f)
+            by_file[os.path.realpath(f.path)].append(f)
     outcomes = []
-    for path, wanted in sorted(by_path.items()):
+    for real, wanted in sorted(by_file.items()):
         try:
-            old, new, fixed = apply_to_file(path, wanted)
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, ValueError) as error:
-            outcomes.append(FixOutcome(path, [], "", f"not fixed: {error}"))
-            continue
-        diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}"))
-        if write and new != old:
-            _write_atomically(path, new)
-        outcomes.append(FixOutcome(path, fixed, diff))
+            outcomes.append(_fix_one(real, wanted, guard or Guard(), write))
+        except (OSError, SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, ValueError) as error:
+            outcomes.append(FixOutcome(min(f.path for f in wanted), [], b"", f"not fixed: {error}"))
     return outcomes
