@@ -20,15 +20,25 @@ def _project(tmp_path, table: str):
 
 
 def test_config_is_found_upward_and_validated(tmp_path):
-    src = _project(tmp_path, 'device = "cpu"\ntimeout = 30\nmax-memory = 4096\nselect = ["XLA0"]')
+    src = _project(tmp_path, 'device = "cpu"\ntimeout = 30\nmax-memory = 4096\nselect = ["XLA0"]\ncache-max-mb = 64')
     config = load_config(find_config([str(src / "blockers.py")]))
-    assert (config.device, config.timeout, config.max_memory, config.select) == ("cpu", 30.0, 4096, ["XLA0"])
+    assert (config.device, config.timeout, config.max_memory, config.select, config.cache_max_mb) == (
+        "cpu", 30.0, 4096, ["XLA0"], 64)
 
 
 @pytest.mark.parametrize("table, message", [
     ('devise = "cpu"', "unknown key `devise`"),
     ('device = "fpga"', "`device` must be one of cpu, gpu, tpu"),
     ("timeout = -1", "`timeout` must be a positive number"),
+    ("timeout = nan", "`timeout` must be a positive number"),
+    ("timeout = inf", "`timeout` must be a positive number"),
+    ('timeout = "30"', "`timeout` must be a positive number"),
+    ("device = 5", "`device` must be one of cpu, gpu, tpu, not 5"),
+    ('mode = ["jit"]', "`mode` must be one of jit, autocluster, not ['jit']"),
+    ("cache-max-mb = -1", "`cache-max-mb` must be a number of MB"),
+    ("cache-max-mb = true", "`cache-max-mb` must be a number of MB"),
+    ("per-file-ignores = 3", "`per-file-ignores` must be a table"),
+    ("ignore = [1]", "`ignore` must be a list of strings"),
     ('max-memory = "8G"', "`max-memory` must be a number of MB"),
     ('select = "XLA001"', "`select` must be a list of strings"),
     ('entries = ["train.py"]', 'must look like "file.py::name"'),

@@ -57,6 +57,20 @@ def test_sarif_is_valid_and_lists_used_rules():
         jsonschema.validate(broken, schema)
 
 
+@pytest.mark.parametrize("errors, interrupted, notes", [
+    ([], None, []),
+    ([FileError("src/broken.py", "syntax error at line 3: invalid syntax")], None,
+     ["syntax error at line 3: invalid syntax"]),
+    ([], "SIGTERM", ["the run was cut short by SIGTERM: the results are incomplete"]),
+])
+def test_sarif_reports_success_only_when_every_file_was_checked(errors, interrupted, notes):
+    report = _report()
+    report.errors, report.interrupted = errors, interrupted
+    [invocation] = json.loads(EMITTERS["sarif"](report))["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is (not notes)
+    assert [n["message"]["text"] for n in invocation["toolExecutionNotifications"]] == notes
+
+
 def test_github_commands_escape_and_map_severities():
     lines = EMITTERS["github"](_report()).splitlines()
     assert lines[0].startswith("::error file=src/train.py,line=14,col=5,title=XLA001 unsupported-op::")

@@ -1,0 +1,87 @@
+"""Usage errors are one line and exit 2; a run that could not check everything never reports success."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import REPO, run_xlalint
+from xlalint.cli import _check_parser, _verify_alone
+
+MODEL = "import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\ndef f(x):\n    return x\n"
+
+
+def _usage_error(done, message: str) -> None:
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"xlalint: error: {message}"]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--timeout", "-1"], "argument --timeout: '-1' is not a positive number of seconds"),
+    (["--timeout", "0"], "argument --timeout: '0' is not a positive number of seconds"),
+    (["--timeout", "nan"], "argument --timeout: 'nan' is not a positive number of seconds"),
+    (["--timeout", "inf"], "argument --timeout: 'inf' is not a positive number of seconds"),
+    (["--jobs", "0"], "argument --jobs/-j: '0' is not a positive whole number"),
+    (["-j", "-2"], "argument --jobs/-j: '-2' is not a positive whole number"),
+    (["--max-memory", "8G"], "argument --max-memory: '8G' is not a number of MB (0: no limit)"),
+    (["--max-memory", "-1"], "argument --max-memory: '-1' is not a number of MB (0: no limit)"),
+    (["--cache-max-mb", "1.5"], "argument --cache-max-mb: '1.5' is not a number of MB (0: no limit)"),
+    (["--verify=m.py"], "argument --verify: invalid choice: 'm.py' (choose from 'auto', 'cpu', 'gpu')"),
+])
+def test_bad_flag_values_are_one_line_usage_errors(tmp_path, flags, message):
+    _usage_error(run_xlalint(*flags, "m.py", cwd=tmp_path), message)
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "missing.toml: cannot read it: No such file or directory"),
+    ("[project]\nname = 'demo'\n", "missing.toml: no [tool.xlalint] table"),
+    ("[tool]\nxlalint = 5\n", "missing.toml [tool.xlalint]: must be a table, not int"),
+    ("tool = 5\n", "missing.toml: no [tool.xlalint] table"),
+    ("[tool.xlalint\n", "missing.toml: not valid TOML: Expected ']' at the end of a table declaration "
+                        "(at line 1, column 14)"),
+])
+def test_a_config_given_by_flag_must_hold_the_table(tmp_path, content, message):
+    if content is not None:
+        (tmp_path / "missing.toml").write_text(content)
+    _usage_error(run_xlalint("--config", "missing.toml", "m.py", cwd=tmp_path), message)
+
+
+@pytest.mark.parametrize("argv, verify, paths", [
+    (["--verify", "m.py"], "auto", ["m.py"]),
+    (["a.py", "--verify", "b.py", "c.py::f"], "auto", ["a.py", "b.py", "c.py::f"]),
+    (["m.py", "--verify"], "auto", ["m.py"]),
+    (["--verify", "gpu", "m.py"], "gpu", ["m.py"]),
+    (["--verify=cpu", "m.py"], "cpu", ["m.py"]),
+    (["m.py"], None, ["m.py"]),
+])
+def test_verify_takes_a_device_or_leaves_the_path_alone(argv, verify, paths):
+    args = _check_parser().parse_intermixed_args(_verify_alone(argv))
+    assert (args.verify, args.paths) == (verify, paths)
+
+
+def test_verify_followed_by_a_file_checks_that_file(tmp_path):
+    done = run_xlalint("--verify", "gone.py", "--format", "json", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert done.returncode == 2 and [e["path"] for e in report["errors"]] == ["gone.py"]
+
+
+def test_sarif_is_no_success_when_tensorflow_cannot_be_imported(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    blocker = tmp_path / "no_tf"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['tensorflow'] = None\n")
+    done = run_xlalint(str(tmp_path / "model.py"), "--no-cache", "--format", "sarif",
+                       env={"PYTHONPATH": str(blocker)})
+    [invocation] = json.loads(done.stdout)["runs"][0]["invocations"]
+    assert done.returncode == 2 and invocation["executionSuccessful"] is False
+    [note] = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and "TensorFlow is not installed" in note["message"]["text"]
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("model.py")
+
+
+def test_clean_run_is_a_success_in_sarif(tmp_path):
+    done = run_xlalint(str(REPO / "fixtures/clean_and_untraceable.py"), "--static", "--format", "sarif")
+    [invocation] = json.loads(done.stdout)["runs"][0]["invocations"]
+    assert done.returncode == 0, done.stderr
+    assert invocation == {"executionSuccessful": True, "toolExecutionNotifications": []}
