@@ -61,6 +61,16 @@ def test_an_edit_to_the_file_or_an_imported_module_is_never_served_stale(tmp_pat
     assert ("XLA001", "model.py", 7) in _codes(report)
 
 
+def test_a_damaged_entry_is_traced_again(tmp_path):
+    _project(tmp_path)
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--device", "cpu"]
+    first, _ = run_json(str(tmp_path / "model.py"), *cache)
+    for entry in (tmp_path / "cache").glob("*.json"):
+        entry.write_text(json.dumps({"deps": {}, "result": {"path": str(tmp_path / "model.py")}}))
+    again, code = run_json(str(tmp_path / "model.py"), *cache)
+    assert again["findings"] == first["findings"] and again["entries"] == first["entries"] and code == 1
+
+
 def test_options_are_part_of_the_key(tmp_path):
     _project(tmp_path)
     cache = ["--cache-dir", str(tmp_path / "cache")]
