@@ -9,7 +9,8 @@ import pytest
 from conftest import REPO, run_xlalint
 from xlalint.cli import _check_parser, _verify_alone
 
-MODEL = "import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\ndef f(x):\n    return x\n"
+MODEL = ("import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\n"
+         "def f(x):\n    return x\n")
 
 
 def _usage_error(done, message: str) -> None:

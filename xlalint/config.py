@@ -1,6 +1,6 @@
 """``[tool.xlalint]`` in pyproject.toml, found upward from the checked paths (as ruff does).
 
-Keys: ``KEYS``. A missing or invalid file, a missing ``[tool.xlalint]`` table, unknown keys
+Keys are listed in ``KEYS``. A missing or invalid file, a missing ``[tool.xlalint]`` table, unknown keys
 and bad values raise ``ConfigError`` naming the file and key. Command-line flags override the file.
 """
 
