@@ -33,10 +33,11 @@ def test_failure_names_the_op_and_success_measures_numerics(verified):
     by_name = {e["name"]: e["verify"] for e in verified["entries"]}
     failed = by_name["preprocess_and_score"]
     assert failed["error_op"] in {"StringFormat", "PrintV2", "PyFunc", "AsString", "HistogramFixedWidth"}
-    assert failed["compile_s"] is None
+    assert failed["compile_s"] is None and failed["memory_method"] is None and failed["xla_peak_bytes"] is None
     good = by_name["scale_on_device"]
     assert good["allclose"] is True and good["max_abs_diff"] < 1e-4
     assert good["compile_s"] > 0 and good["xla_step_s"] > 0 and good["speedup"] > 0
+    assert good["memory_method"] == "child-rss-hwm"
 
 
 def test_training_step_is_compared_after_several_steps(verified):

@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 from xlalint.backend.discover import Candidate
+from xlalint.backend.peak_memory import ALLOCATOR, CHILD_RSS, allocator_peak
 from xlalint.backend.verify import FIELDS, count_compilations, make_inputs, verify_entry
 
 FAST = {"device": "cpu", "steps": 3, "runs": 2}
@@ -44,7 +45,29 @@ def _mlp_and_conv():
     return forward
 
 
-def test_compilable_forward_compiles_and_agrees():
+def _raises(*_):
+    raise ValueError("Allocator stats not available for device 'CPU:0'")
+
+
+# The two ways TF 2.21 CPU allocators answer, depending on the machine (oneDNN or not).
+ALLOCATORS = {"raises": {"reset_memory_stats": _raises, "get_memory_info": _raises},
+              "zeros": {"reset_memory_stats": lambda _: None, "get_memory_info": lambda _: {"current": 0, "peak": 0}}}
+
+
+@pytest.fixture(params=sorted(ALLOCATORS))
+def cpu_allocator(request, monkeypatch):
+    for name, fake in ALLOCATORS[request.param].items():
+        monkeypatch.setattr(tf.config.experimental, name, fake)
+    return request.param
+
+
+def test_an_allocator_without_statistics_gives_no_figure(cpu_allocator):
+    called = []
+    assert allocator_peak(lambda: called.append(1), "CPU:0") is None
+    assert called in ([], [1])
+
+
+def test_compilable_forward_compiles_and_agrees(cpu_allocator):
     candidate = _candidate(_mlp_and_conv(), tf.TensorSpec([None, 16], tf.float32),
                            tf.TensorSpec([2, 8, 8, 3], tf.float32))
     result = _verify(candidate)
@@ -55,7 +78,38 @@ def test_compilable_forward_compiles_and_agrees():
     assert result["compilations"] == 1
     assert result["compile_s"] > 0 and result["xla_step_s"] > 0 and result["tf_step_s"] > 0
     assert result["speedup"] == pytest.approx(result["tf_step_s"] / result["xla_step_s"])
-    assert result["xla_peak_bytes"] is None and result["tf_peak_bytes"] is None  # no CPU allocator stats
+    # The same method whatever the allocator says, and never 0 (null: below one page, for so small a model).
+    assert result["memory_method"] == CHILD_RSS
+    assert all(peak is None or peak > 0 for peak in (result["xla_peak_bytes"], result["tf_peak_bytes"]))
+
+
+def _conv_stack():
+    kernel = tf.constant(np.random.default_rng(2).standard_normal([3, 3, 16, 16]), tf.float32)
+
+    def conv_stack(images):
+        for _ in range(4):
+            images = tf.nn.relu(tf.nn.conv2d(images, kernel, strides=1, padding="SAME"))
+        return tf.reduce_sum(images)
+
+    return conv_stack
+
+
+def test_cpu_peak_memory_grows_with_the_activations():
+    peaks = {}
+    for side in (16, 192):  # one activation: 64 KiB, then 18 MiB
+        result = _verify(_candidate(_conv_stack(), tf.TensorSpec([8, side, side, 16], tf.float32)), steps=1, runs=1)
+        assert result["compiled"] is True and result["memory_method"] == CHILD_RSS
+        peaks[side] = (result["xla_peak_bytes"], result["tf_peak_bytes"])
+    print(f"conv stack peaks (XLA, TF) by image side: {peaks}")
+    assert peaks[192][0] > peaks[16][0] + (8 << 20) and peaks[192][1] > peaks[16][1] + (8 << 20)
+
+
+@pytest.mark.skipif(not tf.config.list_physical_devices("GPU"), reason="needs a GPU")
+def test_gpu_peak_memory_is_the_allocators():
+    result = _verify(_candidate(_conv_stack(), tf.TensorSpec([8, 128, 128, 16], tf.float32)), device="gpu")
+    assert result["device"] == "GPU:0" and result["compiled"] is True
+    assert result["memory_method"] == ALLOCATOR
+    assert result["xla_peak_bytes"] >= 8 << 20 and result["tf_peak_bytes"] >= 8 << 20  # at least one activation
 
 
 def test_host_callback_does_not_compile_and_names_pyfunc():

@@ -17,8 +17,10 @@ from contextlib import contextmanager
 import numpy as np
 import tensorflow as tf
 
+from xlalint.backend.peak_memory import ALLOCATOR, CHILD_RSS, allocator_peak, child_peaks, run as _run
+
 FIELDS = ("device", "compiled", "error", "allclose", "max_abs_diff", "compile_s", "xla_step_s", "tf_step_s",
-          "speedup", "xla_peak_bytes", "tf_peak_bytes", "compilations", "training_step", "error_op")
+          "speedup", "xla_peak_bytes", "tf_peak_bytes", "memory_method", "compilations", "training_step", "error_op")
 
 # Ops that write to a variable: a graph with one of them is treated as a training step.
 _UPDATE_OP = re.compile(r"^(Assign(Add|Sub)?VariableOp|Resource(Sparse)?Apply\w+|ResourceScatter\w+)$")
@@ -64,8 +66,10 @@ def verify_entry(candidate, *, device=None, steps=5, runs=10, seed=0, fill_dim=8
     ones); max_abs_diff: the largest |XLA - plain| over them, where both are finite.
     compile_s: the first XLA call (trace, compile, run), seconds. xla_step_s / tf_step_s:
     median of ``runs`` calls after one warm-up call; speedup: tf_step_s / xla_step_s.
-    xla_peak_bytes / tf_peak_bytes: the device allocator's peak during one call (it includes
-    what was already allocated; null on CPU, which keeps no allocator statistics).
+    xla_peak_bytes / tf_peak_bytes: peak memory of one call after a warm-up, never 0;
+    memory_method: how it was measured (null when neither figure was): "allocator-peak" on
+    GPU (the allocator's peak, including what was already allocated), "child-rss-hwm" on
+    CPU (resident-memory growth of a fresh child process; see ``peak_memory``).
     compilations: executables XLA built during the compared calls (see
     ``count_compilations``; the tracing count when the profiler is busy). training_step:
     the graph updates variables.
@@ -181,20 +185,24 @@ def _verify(candidate, result: dict, steps: int, runs: int, seed: int, fill_dim:
         for name, fn in (("xla", xla), ("tf", plain)):
             state.restore()
             result[f"{name}_step_s"] = _median_seconds(fn, inputs, runs)
-            state.restore()
-            result[f"{name}_peak_bytes"] = _peak_bytes(fn, inputs, result["device"])
+        state.restore()
+        _peak_memory(result, candidate, {"xla": xla, "tf": plain}, inputs, concrete.variables)
     result["speedup"] = result["tf_step_s"] / result["xla_step_s"] if result["xla_step_s"] else None
 
 
-def _run(fn, inputs, times: int = 1):
-    """Call ``fn`` ``times`` times, waiting for every result; the last outputs (None if no call)."""
-    outputs = None
-    for _ in range(times):
-        outputs = fn(*inputs)
-        for tensor in tf.nest.flatten(outputs, expand_composites=True):
-            if hasattr(tensor, "numpy"):
-                tensor.numpy()  # waits for the device
-    return outputs
+def _peak_memory(result: dict, candidate, sides: dict, inputs, variables) -> None:
+    """Fill the peak-memory fields: the allocator's figures on GPU, fresh child processes' on CPU."""
+    device = result["device"]
+    if device.startswith("GPU"):
+        method = ALLOCATOR
+        peaks = {name: allocator_peak(lambda fn=fn: _run(fn, inputs), device) for name, fn in sides.items()}
+    else:
+        method = CHILD_RSS
+        peaks = child_peaks(lambda *flat: candidate.python_function(*_arguments(candidate, list(flat))),
+                            tf.nest.flatten(inputs), variables)
+    result.update(xla_peak_bytes=peaks["xla"], tf_peak_bytes=peaks["tf"])
+    if peaks["xla"] is not None or peaks["tf"] is not None:
+        result["memory_method"] = method
 
 
 def _median_seconds(fn, inputs, runs: int) -> float:
@@ -205,18 +213,6 @@ def _median_seconds(fn, inputs, runs: int) -> float:
         _run(fn, inputs)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def _peak_bytes(fn, inputs, device: str) -> int | None:
-    try:
-        tf.config.experimental.reset_memory_stats(device)
-    except ValueError:  # this device keeps no allocator statistics (CPU)
-        return None
-    _run(fn, inputs)
-    try:
-        return int(tf.config.experimental.get_memory_info(device)["peak"])
-    except ValueError:
-        return None
 
 
 class _Snapshot:
