@@ -186,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `xlalint ... | head` ends quietly
     if argv and argv[0] == "ops" and not os.path.exists("ops"):
         return _ops_main(argv[1:])
+    if argv and argv[0] == "doctor" and not os.path.exists("doctor"):
+        return _doctor_main(argv[1:])
     parser = _check_parser()
     args = parser.parse_intermixed_args(_verify_alone(argv))
     if args.clear_cache:
@@ -253,3 +255,21 @@ def _ops_main(argv: list[str]) -> int:
     text, code = render(load_support(installed_tensorflow()), args.device, args.ops)
     print(text)
     return code
+
+
+def _doctor_main(argv: list[str]) -> int:
+    from xlalint.doctor import CHOICES, diagnose
+    from xlalint.doctor.render import text, to_json
+
+    parser = argparse.ArgumentParser(
+        prog="xlalint doctor", description="Check that XLA works in this environment; say what to change.",
+        epilog="Exit codes: 0 XLA works on the required devices, 1 problems (each with its fix), 2 usage error.")
+    parser.add_argument("--device", choices=CHOICES, default="all", help="devices to check (default: all)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--require", choices=CHOICES, metavar="DEVICE",
+                        help="fail unless XLA works on this device (cpu, gpu, all); default: the --device "
+                        "named, or every device present")
+    args = parser.parse_args(argv)
+    diagnosis = diagnose(args.device, args.require)
+    print(text(diagnosis) if args.format == "text" else to_json(diagnosis))
+    return EXIT_OK if diagnosis.ok else EXIT_FINDINGS
