@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import signal
@@ -16,6 +17,7 @@ from xlalint.files import display_path
 from xlalint.checks import resolve_codes
 from xlalint.config import MODES, ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
+from xlalint.results import Report
 from xlalint.specs import SpecError, parse_spec
 from xlalint.support import DEVICES, cache_dir
 
@@ -199,7 +201,16 @@ def main(argv: list[str] | None = None) -> int:
     paths, options = _options(args, parser)
     if args.static and (args.verify or args.save_graphs or args.spec or any("::" in p for p in args.paths)):
         parser.error("--static checks source text only: FILE::NAME, --spec, --verify and --save-graphs need tracing")
-    report = static_report(paths, options) if args.static else analyze(paths, options)
+    try:
+        with _signals_interrupt():
+            report = static_report(paths, options) if args.static else analyze(paths, options)
+    except Interrupted as stop:  # every worker is gone by now: say the run was cut short
+        report = Report(device=options.device, interrupted=stop.signal.name)
+        if options.progress:
+            sys.stderr.write("\r\033[K")
+        print(EMITTERS[args.format](report))
+        print(f"xlalint: run cut short by {stop.signal.name}", file=sys.stderr)
+        return 128 + stop.signal
     if options.progress:
         sys.stderr.write("\r\033[K")
     if args.diff or args.fix:
@@ -210,6 +221,28 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(EMITTERS[args.format](report))
     return _exit_code(report)
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived: unwinding stops every worker the run started."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signal = signal.Signals(signum)
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """Turn SIGINT and SIGTERM (what CI and `timeout` send) into Interrupted while the run lasts."""
+    def interrupt(signum, frame):
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _exit_code(report) -> int:

@@ -1,38 +1,52 @@
-"""Run the tracing worker in a child process, with a timeout and a memory limit per file.
+"""Check files in fresh children of a tracing server, with a timeout and a memory limit per file.
 
-TensorFlow is imported once per run. When a user module crashes, hangs, exits
-the worker or makes it exceed the memory limit, that file gets an error, the
-worker is replaced and the remaining files go on.
+A server process imports TensorFlow once; each file is then imported and traced in a
+process forked from it before any user code ran (on Linux; elsewhere in a fresh
+interpreter per file), so a file's answer never depends on the other files of the run,
+their order or ``--jobs``. Every server and child runs in its own session: when a file
+ends, times out or grows past the memory limit, its whole process group is killed,
+and when the run ends or is cancelled, everything it started is.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import xlalint
 from xlalint.gc_pause import gc_paused
 
 IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
-MEMORY_POLL_S = 0.1  # how often the worker's resident memory is read while waiting for it
+EXIT_WAIT_S = 30.0  # for the server to report a child it was told to kill
+MEMORY_POLL_S = 0.1  # how often a process's resident memory is read while waiting for it
+LOG_TAIL_BYTES = 64 << 10  # how much of a file's output is read back for its error message
 PAGE = os.sysconf("SC_PAGE_SIZE")
+# The server never starts with the working directory first on sys.path (as `python -m` would):
+# a ./json.py must not shadow the standard library. The user's file directory comes first
+# only in the child that imports that file, as in a plain `python file.py`.
+_BOOT = ("import sys; sys.path.pop(0); sys.path.append({root!r}); "
+         "from xlalint.backend.worker import main; main()")
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(xlalint.__file__)))
 
 
 class WorkerError(RuntimeError):
-    """The worker could not start at all (e.g. TensorFlow is not installed)."""
+    """The tracing server could not start at all (e.g. TensorFlow is not installed)."""
 
 
 @dataclass
 class WorkerResult:
     tensorflow: str | None
-    files: dict[str, dict]  # path -> the worker's "file" message
+    files: dict[str, dict]  # path -> the file's result
 
 
 def _resident_bytes(pid: int) -> int:
@@ -44,123 +58,213 @@ def _resident_bytes(pid: int) -> int:
         return 0
 
 
-class _Channel:
-    """Line reader over the worker's message pipe with a deadline and a memory limit."""
-
-    def __init__(self, proc: subprocess.Popen, max_memory_mb: int):
-        self.proc = proc
-        self.max_bytes = max_memory_mb << 20  # 0: no limit
-        self.buffer = bytearray()
-        self.searched = 0  # no newline before this offset (messages of large graphs are many MB)
-        self.closed = False  # the worker closed its end: it has exited or is exiting
-        self.over_memory = False  # the worker's resident memory went over the limit
-
-    def read(self, timeout: float) -> dict | None:
-        deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
-        end = self.buffer.find(b"\n")
-        while end < 0:
-            self.searched = len(self.buffer)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready = select.select([fd], [], [], min(left, MEMORY_POLL_S) if self.max_bytes else left)[0]
-            if self.max_bytes and _resident_bytes(self.proc.pid) > self.max_bytes:
-                self.over_memory = True
-                return None
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                self.closed = True
-                return None
-            self.buffer += chunk
-            end = self.buffer.find(b"\n", self.searched)
-        line = bytes(self.buffer[:end])
-        del self.buffer[: end + 1]
-        self.searched = 0
-        with gc_paused():
-            return json.loads(line)
+def _kill_group(pid: int | None) -> None:
+    if pid:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
-def _tail(log) -> str:
-    log.seek(0)
-    lines = [line for line in log.read().decode("utf-8", "replace").splitlines() if line.strip()]
+def _is_tensorflow_log(line: str) -> bool:
+    """TensorFlow's own info/warning lines (absl format), which say nothing about the user's file."""
+    return line.startswith(("WARNING: All log messages before absl", "I0000", "W0000")) or (
+        len(line) > 5 and line[0] in "IW" and line[1:5].isdigit() and line[5] == " ")
+
+
+def _tail(path: str) -> str:
+    """The last meaningful line a file's check printed, reading at most LOG_TAIL_BYTES of it."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(0, os.fstat(log.fileno()).st_size - LOG_TAIL_BYTES))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not _is_tensorflow_log(line)]
     return lines[-1][:300] if lines else ""
 
 
-def _death(proc: subprocess.Popen, log) -> str:
-    proc.wait()
-    code = proc.returncode
+def _death(code: int, log: str) -> str:
     how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
     tail = _tail(log)
     return f"the traced module {how}" + (f": {tail}" if tail else "")
 
 
+class _Channel:
+    """Line reader over the server's message pipe with a deadline and a memory limit on one process."""
+
+    def __init__(self, fd: int, max_memory_mb: int):
+        self.fd = fd
+        self.max_bytes = max_memory_mb << 20  # 0: no limit
+        self.buffer = bytearray()
+        self.closed = False  # the server closed its end: it has exited or is exiting
+        self.over_memory = False  # the watched process went over the limit
+
+    def read(self, timeout: float, watch: int) -> dict | None:
+        deadline = time.monotonic() + timeout
+        end = self.buffer.find(b"\n")
+        while end < 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.closed:
+                return None
+            ready = select.select([self.fd], [], [], min(left, MEMORY_POLL_S) if self.max_bytes else left)[0]
+            if self.max_bytes and _resident_bytes(watch) > self.max_bytes:
+                self.over_memory = True
+                return None
+            if not ready:
+                continue
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                self.closed = True
+                return None
+            self.buffer += chunk
+            end = self.buffer.find(b"\n")
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 1]
+        return json.loads(line)
+
+
+class _Server:
+    """One tracing server: TensorFlow imported, ready to check files one at a time."""
+
+    def __init__(self, env: dict, workdir: str, max_memory_mb: int):
+        self.workdir = workdir
+        self.max_memory_mb = max_memory_mb
+        self.child: int | None = None  # the process checking a file right now
+        self.log = tempfile.NamedTemporaryFile(dir=workdir, prefix="server-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=_ROOT)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd(),
+                                     start_new_session=True)
+        self.channel = _Channel(self.proc.stdout.fileno(), max_memory_mb)
+        ready = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
+        if ready is None or ready["type"] == "fatal":
+            self.kill()
+            reason = ready["message"] if ready else (
+                f"it exceeded the memory limit of {max_memory_mb} MB (see --max-memory)"
+                if self.channel.over_memory else _death(self.proc.wait(), self.log.name))
+            raise WorkerError(f"could not start the TensorFlow worker: {reason}")
+        self.tensorflow = ready["tensorflow"]
+        self.forks = ready.get("fork", False)
+
+    @property
+    def alive(self) -> bool:
+        return not self.channel.closed and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """Kill the file's process group and the server's, now."""
+        _kill_group(self.child)
+        _kill_group(self.proc.pid)
+        self.proc.wait()
+
+    def check(self, request: dict, number: int, timeout: float, progress) -> dict:
+        """One file's result; every failure (crash, exit, timeout, memory) becomes its ``error``."""
+        files = {"result": os.path.join(self.workdir, f"{number}.json"),
+                 "log": os.path.join(self.workdir, f"{number}.log")}
+        self.proc.stdin.write((json.dumps({**request, **files}) + "\n").encode())
+        self.proc.stdin.flush()
+        start = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
+        if start is None:
+            return self._outcome(request, files, None, None)
+        self.child = start["pid"]
+        if progress:
+            progress(request["path"])
+        end = self.channel.read(timeout, self.child)
+        stopped = None
+        if end is None and not self.channel.closed:  # too slow or too big: kill it, then hear its end
+            stopped = (f"exceeded the memory limit of {self.max_memory_mb} MB while importing or tracing "
+                       "(see --max-memory)" if self.channel.over_memory
+                       else f"timed out after {timeout:g}s while importing or tracing (see --timeout)")
+            self.channel.over_memory = False
+            _kill_group(self.child)
+            if self.forks:
+                end = self.channel.read(EXIT_WAIT_S, self.proc.pid)
+        result = self._outcome(request, files, end, stopped)
+        self.child = None
+        if not self.forks:
+            self.kill()  # a server that does not fork has checked its one file
+        return result
+
+    def _outcome(self, request: dict, files: dict, end: dict | None, stopped: str | None) -> dict:
+        """The file's result, or why there is none: only a check that finished writes the result file."""
+        try:
+            with open(files["result"], encoding="utf-8") as handle, gc_paused():
+                return json.load(handle)
+        except (OSError, ValueError):
+            pass
+        error = stopped or _death(end["code"] if end else self.proc.wait(), files["log"])
+        return {"path": request["path"], "entries": [], "error": error}
+
+
+class _Run:
+    """The servers of one run, the files still to check, and what came back."""
+
+    def __init__(self, requests: list[dict], timeout: float, progress, max_memory_mb: int):
+        self.todo: queue.Queue = queue.Queue()
+        for number, request in enumerate(requests):
+            self.todo.put((number, request))
+        self.timeout, self.progress, self.max_memory_mb = timeout, progress, max_memory_mb
+        self.results: dict[str, dict] = {}
+        self.tensorflow: str | None = None
+        self.failure: BaseException | None = None
+        self.servers: list[_Server] = []
+        self.lock = threading.Lock()
+        self.workdir = tempfile.mkdtemp(prefix="xlalint-")
+        self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        if not any(r.get("verify") and r["verify"]["device"] in (None, "gpu") for r in requests):
+            self.env["CUDA_VISIBLE_DEVICES"] = ""  # trace what a CPU builds: Keras builds cuDNN ops where it sees a GPU
+
+    def serve(self) -> None:
+        """Take files from the queue until it is empty, (re)starting a server as needed."""
+        server = None
+        try:
+            while self.failure is None:
+                try:
+                    number, request = self.todo.get_nowait()
+                except queue.Empty:
+                    return
+                if server is None or not server.alive:
+                    server = _Server(self.env, self.workdir, self.max_memory_mb)
+                    with self.lock:
+                        self.servers.append(server)
+                        self.tensorflow = server.tensorflow
+                self.results[request["path"]] = server.check(request, number, self.timeout, self.progress)
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            self.failure = self.failure or error
+        finally:
+            if server is not None:
+                server.kill()
+
+    def close(self) -> None:
+        """Kill every process of the run and remove its files."""
+        self.failure = self.failure or WorkerError("the run was stopped")
+        with self.lock:
+            for server in self.servers:
+                server.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
 def run_worker(requests: list[dict], timeout: float, progress=None, jobs: int = 1,
                max_memory_mb: int = 0) -> WorkerResult:
-    """Trace each file request; returns per-file results, errors included.
+    """Check each file request; returns per-file results, errors included.
 
-    ``jobs`` workers share the files (round-robin); ``progress(path)`` is called as a
-    worker starts on each file. A worker whose resident memory exceeds ``max_memory_mb``
-    (0: no limit) is killed, as on a timeout.
+    ``jobs`` servers take files from one queue; ``progress(path)`` is called as each file
+    starts. A file whose process exceeds ``max_memory_mb`` of resident memory (0: no
+    limit) or ``timeout`` seconds is killed with everything it started. An interrupt
+    (KeyboardInterrupt, or any exception raised by a signal handler) kills all of it at once.
     """
-    jobs = max(1, min(jobs, len(requests)))
-    if jobs == 1:
-        return _run_one_worker(requests, timeout, progress, max_memory_mb)
-    with ThreadPoolExecutor(jobs) as pool:
-        parts = list(pool.map(lambda share: _run_one_worker(share, timeout, progress, max_memory_mb),
-                              [requests[i::jobs] for i in range(jobs)]))
-    return WorkerResult(parts[0].tensorflow, {path: r for part in parts for path, r in part.files.items()})
-
-
-def _run_one_worker(requests: list[dict], timeout: float, progress, max_memory_mb: int) -> WorkerResult:
-    results: dict[str, dict] = {}
-    tensorflow = None
-    pending = list(requests)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
-    if not any(r.get("verify") and r["verify"]["device"] in (None, "gpu") for r in requests):
-        env["CUDA_VISIBLE_DEVICES"] = ""  # trace what a CPU builds: Keras builds cuDNN ops where it sees a GPU
-    while pending:
-        with tempfile.TemporaryFile() as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "xlalint.backend.worker"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-            )
-            try:
-                proc.stdin.write(json.dumps({"files": pending}).encode())
-                proc.stdin.close()
-                channel = _Channel(proc, max_memory_mb)
-                over = f"exceeded the memory limit of {max_memory_mb} MB"
-                ready = channel.read(IMPORT_TIMEOUT_S)
-                if ready is None or ready["type"] == "fatal":
-                    if not channel.closed:
-                        proc.kill()
-                    reason = ready["message"] if ready else (
-                        f"it {over} (see --max-memory)" if channel.over_memory else _death(proc, log))
-                    raise WorkerError(f"could not start the TensorFlow worker: {reason}")
-                tensorflow = ready["tensorflow"]
-                while pending:
-                    current = pending[0]["path"]
-                    start = channel.read(IMPORT_TIMEOUT_S)
-                    if start and progress:
-                        progress(current)
-                    message = channel.read(timeout) if start else None
-                    if message is None:
-                        if channel.closed:
-                            error = _death(proc, log)
-                        else:
-                            proc.kill()
-                            proc.wait()
-                            error = (f"{over} while importing or tracing (see --max-memory)" if channel.over_memory
-                                     else f"timed out after {timeout:g}s while importing or tracing (see --timeout)")
-                        results[current] = {"path": current, "entries": [], "error": error}
-                        pending.pop(0)
-                        break
-                    results[current] = message
-                    pending.pop(0)
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-    return WorkerResult(tensorflow, results)
+    run = _Run(requests, timeout, progress, max_memory_mb)
+    try:
+        if jobs <= 1 or len(requests) == 1:
+            run.serve()
+        else:
+            threads = [threading.Thread(target=run.serve, daemon=True) for _ in range(min(jobs, len(requests)))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.2)  # short waits: a signal reaches this thread between them
+        if run.failure is not None:
+            raise run.failure
+    finally:
+        run.close()
+    return WorkerResult(run.tensorflow, run.results)

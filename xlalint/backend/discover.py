@@ -54,7 +54,7 @@ class Candidate:
         function = self.function
         python_function = getattr(function, "python_function", None)
         if python_function is not None:
-            function = tf.function(python_function, jit_compile=True,
+            function = tf.function(python_function, jit_compile=True, autograph=getattr(function, "_autograph", True),
                                    input_signature=function.input_signature if self.use_signature else None)
         args = () if self.use_signature else self.specs
         return function.get_concrete_function(*args), len(self.specs)

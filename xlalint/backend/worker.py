@@ -1,9 +1,10 @@
-"""Child process: import TensorFlow once, then import and trace each user file.
+"""The tracing server: import TensorFlow once, then check each user file in a fresh forked child.
 
-Reads a JSON request on stdin and writes one JSON message per line to the file
-descriptor that was stdout when it started; the user's own prints go to stderr.
-Messages: ``ready`` (versions) or ``fatal`` (no TensorFlow), then ``start`` and
-``file`` for each file.
+Reads one JSON request per line on stdin (the file, what to trace, and where to write
+its result and its output) and writes one JSON message per line to the descriptor that
+was stdout when it started: ``ready`` (versions) or ``fatal`` (no TensorFlow), then
+``start`` (the child's pid) and ``exit`` (its exit code) for each file. The child writes
+the file's result to the request's result path; the user's prints go to its log.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -20,6 +22,9 @@ from xlalint.specs import parse_spec
 
 
 MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
+# Forking a process that has imported TensorFlow but run nothing is sound on Linux (no runtime
+# threads or eager context exist yet); elsewhere each file gets a fresh interpreter.
+FORK_SAFE = sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -106,17 +111,28 @@ def _trace_saved_model(path: str) -> list[dict]:
     return entries
 
 
-def _user_modules() -> list[str]:
-    """Files of the user's own modules loaded so far: what a cached result depends on."""
-    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
-    return sorted(os.path.realpath(f) for f in files if f and f.endswith(".py") and is_user_file(f))
+def _opened_files_hook(opened: set[str]):
+    """An audit hook collecting every path the process opens: a data file read at import is a dependency."""
+    def hook(event: str, args: tuple) -> None:
+        if event == "open" and isinstance(args[0], str):
+            opened.add(args[0])
+    return hook
+
+
+def _dependencies(opened: set[str], exclude: str) -> list[str]:
+    """The user's own files this check read: its modules and whatever they opened (a safe superset)."""
+    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())} | opened
+    real = {os.path.realpath(f) for f in files if f and is_user_file(f)}
+    return sorted(f for f in real if not f.startswith(exclude))
 
 
 def check_file(request: dict, recorder) -> dict:
-    """Trace one file; ``deps`` lists every user file loaded by then (a safe superset)."""
+    """Trace one file; ``deps`` lists every user file it loaded or opened by then."""
     started = time.perf_counter()
+    opened: set[str] = set()
+    sys.addaudithook(_opened_files_hook(opened))  # this process checks one file only: the hook dies with it
     result = _check_file(request, recorder)
-    result["deps"] = _user_modules()
+    result["deps"] = _dependencies(opened, os.path.dirname(request["result"]))
     result["seconds"] = time.perf_counter() - started
     return result
 
@@ -150,10 +166,69 @@ def _check_file(request: dict, recorder) -> dict:
     return result
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when the one that started it dies (no orphans running user code)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's process-group kill still applies
+
+
+def _write_result(request: dict, result: dict) -> None:
+    with open(request["result"], "w", encoding="utf-8") as out:
+        json.dump(result, out, check_circular=False, separators=(",", ":"))
+
+
+def _check_in_this_process(request: dict, recorder) -> None:
+    """Run one file's check here, its output to the file's log, its answer to the result file."""
+    me = os.getpid()
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # the user's code must not read the parent's requests
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    result = check_file(request, recorder)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.getpid() == me:  # a process the module forked returns here too: only the checker answers
+        _write_result(request, result)
+
+
+def _fork_check(request: dict, recorder, channel) -> int:
+    """Check one file in a forked child with its own session; returns its exit code once it ends."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(channel.fileno())
+            os.setsid()
+            _die_with_parent()
+            _check_in_this_process(request, recorder)
+        except BaseException:  # noqa: BLE001 - the child must never return into the server loop
+            traceback.print_exc()
+            code = 70
+        finally:
+            os._exit(code)
+    _send(channel, {"type": "start", "path": request["path"], "pid": pid})
+    status = os.waitpid(pid, 0)[1]
+    try:
+        os.killpg(pid, signal.SIGKILL)  # whatever the module started goes with it
+    except OSError:
+        pass
+    return os.waitstatus_to_exitcode(status)
+
+
 def main() -> None:
+    """Import TensorFlow once, then check each requested file in a fresh forked child.
+
+    Where fork is unavailable the file is checked in this process, which then exits:
+    the parent starts a fresh interpreter for the next file.
+    """
     channel = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # whatever the user's code prints must not mix with our messages
-    request = json.load(sys.stdin)
+    os.dup2(2, 1)  # whatever is printed here must not mix with our messages
+    _die_with_parent()
 
     from xlalint.backend.keras_sites import LayerRecorder
 
@@ -162,6 +237,10 @@ def main() -> None:
     try:
         import keras
         import tensorflow as tf
+
+        import xlalint.backend.discover  # noqa: F401 - imported once here, not once per file
+        import xlalint.backend.graph_export  # noqa: F401
+        import xlalint.backend.keras_jit  # noqa: F401
     except ImportError as error:
         _send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
         return
@@ -170,11 +249,16 @@ def main() -> None:
                         f"needs {'.'.join(map(str, MIN_TENSORFLOW))} or newer (Keras 3)"})
         return
     recorder.install()
+    forking = FORK_SAFE and os.environ.get("XLALINT_NO_FORK") != "1"
     _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__,
-                    "import_s": time.perf_counter() - started})
-    for file_request in request["files"]:
-        _send(channel, {"type": "start", "path": file_request["path"]})
-        _send(channel, check_file(file_request, recorder))
+                    "import_s": time.perf_counter() - started, "fork": forking})
+    for line in sys.stdin:
+        request = json.loads(line)
+        if not forking:
+            _send(channel, {"type": "start", "path": request["path"], "pid": os.getpid()})
+            _check_in_this_process(request, recorder)
+            return
+        _send(channel, {"type": "exit", "path": request["path"], "code": _fork_check(request, recorder, channel)})
 
 
 if __name__ == "__main__":

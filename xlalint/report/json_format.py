@@ -17,6 +17,7 @@ def emit(report: Report) -> str:
             "entries": [e.to_json() for e in report.entries],
             "findings": [f.to_json() for f in report.findings],
             "errors": [e.to_json() for e in report.errors],
+            "interrupted": report.interrupted,
         },
         indent=2,
     )

@@ -76,6 +76,8 @@ def _verify_table(entries) -> str:
 
 
 def _summary(report: Report) -> list[str]:
+    if report.interrupted:
+        return [f"run cut short by {report.interrupted}: results are incomplete"]
     if not report.entries and not report.errors and not report.findings:
         return ["nothing to check: no file with TensorFlow entry points found"]
     verdicts = Counter(e.verdict for e in report.entries)
