@@ -20,16 +20,19 @@ def _install(tensorflow: str) -> str:
             "and libdevice where XLA looks for them)")
 
 
-def toolchain_checks(env: dict, probe: dict, driver: tuple | None, executable: str) -> list[Check]:
-    """ptxas, nvlink and libdevice as XLA would find them, each with the fix when missing."""
+def toolchain_checks(env: dict, probe: dict, driver: tuple | None, executable: str, system: str = "/") -> list[Check]:
+    """ptxas, nvlink and libdevice as XLA would find them, each with the fix when missing.
+
+    ``driver``: the driver's CUDA version; ``system``: the root of /usr/local/cuda and /opt/cuda.
+    """
     build = probe["build"]
     if not build.get("is_cuda_build"):
         return [Check("gpu toolchain", SKIPPED, "this TensorFlow is built without CUDA: XLA has no GPU backend",
                       _install(probe["tensorflow"]) + " in place of this CPU-only package")]
     xla_flags = env.get("XLA_FLAGS", "")
     preferred = data_dir(xla_flags)
-    roots = cuda_roots(preferred, probe["tensorflow_dir"], build.get("cuda_version"), executable)
-    elsewhere = other_toolkits(env, roots)
+    roots = cuda_roots(preferred, probe["tensorflow_dir"], build.get("cuda_version"), executable, system)
+    elsewhere = other_toolkits(env, roots, system)
     fix = _with_data_dir(xla_flags, elsewhere[0]) + f" (CUDA found at {elsewhere[0]})" if elsewhere \
         else _install(probe["tensorflow"])
     checks = []

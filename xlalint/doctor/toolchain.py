@@ -42,15 +42,18 @@ def data_dir(xla_flags: str) -> str:
     return values[-1].strip("'\"") if values else DEFAULT_DATA_DIR
 
 
-def cuda_roots(preferred: str, tensorflow_dir: str, cuda_version: str | None, executable: str) -> list[str]:
+def cuda_roots(preferred: str, tensorflow_dir: str, cuda_version: str | None, executable: str,
+               system: str = "/") -> list[str]:
     """The CUDA roots XLA tries, in its order (``CandidateCudaRoots(preferred)``).
 
     ``tensorflow_dir`` stands for the directory of the TensorFlow library that holds the code
     (the package directory; its python/ subdirectory leads to the same NVIDIA paths).
+    ``system``: where /usr/local/cuda and /opt/cuda are looked for (tests use a fake tree).
     """
     roots = [preferred] if preferred else []
     roots += [os.path.join(executable + ".runfiles", name) for name in RUNFILES_DIRS]
-    roots += ["/usr/local/cuda", "/opt/cuda"]  # TF_CUDA_TOOLKIT_PATH is /usr/local/cuda in the wheels
+    # TF_CUDA_TOOLKIT_PATH is /usr/local/cuda in the wheels
+    roots += [os.path.join(system, "usr/local/cuda"), os.path.join(system, "opt/cuda")]
     nvidia = "nvidia/cu13" if (cuda_version or "").startswith("13") else "nvidia/cuda_nvcc"
     roots += [os.path.join(tensorflow_dir, "..", nvidia), os.path.join(tensorflow_dir, "..", "..", nvidia),
               os.path.join(tensorflow_dir, "cuda"),
@@ -102,10 +105,10 @@ def find_libdevice(roots: list[str]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def other_toolkits(env: dict, searched: list[str]) -> list[str]:
+def other_toolkits(env: dict, searched: list[str], system: str = "/") -> list[str]:
     """CUDA trees on this machine that XLA does not search (for a --xla_gpu_cuda_data_dir fix)."""
     places = [env.get("CUDA_HOME"), env.get("CUDA_PATH"), env.get("CONDA_PREFIX")]
-    places += sorted(glob.glob("/usr/local/cuda-*"), reverse=True)
+    places += sorted(glob.glob(os.path.join(system, "usr/local/cuda-*")), reverse=True)
     seen = {os.path.normpath(s) for s in searched}
     return [p for p in dict.fromkeys(os.path.normpath(p) for p in places if p)
             if p not in seen and os.path.isfile(os.path.join(p, "bin", "ptxas"))]
