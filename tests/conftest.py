@@ -13,10 +13,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="xlalint-test-cache-")
 
 
-def run_xlalint(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the real command line, as a user would."""
+def run_xlalint(*args: str, cwd: Path = REPO, env: dict | None = None, text: bool = True) -> subprocess.CompletedProcess:
+    """Run the real command line, as a user would (``text=False``: stdout and stderr as bytes)."""
     return subprocess.run(
-        [sys.executable, "-m", "xlalint", *args], cwd=cwd, capture_output=True, text=True,
+        [sys.executable, "-m", "xlalint", *args], cwd=cwd, capture_output=True, text=text,
         env={**os.environ, **(env or {})}, timeout=900,
     )
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from xlalint.files import is_env_file
+from xlalint.files import display_path, is_env_file
 from xlalint.fixes.edits import AUTO_JIT_FLAG, DEVICES_FLAG, FixTransformer
 from xlalint.fixes.guard import CHANGED, Guard
 from xlalint.fixes.source import Source, unified_diff
@@ -90,7 +90,7 @@ def _write_atomically(path: str, old: bytes, new: bytes) -> bool:
 
 def _fix_one(real: str, wanted: list[Finding], guard: Guard, write: bool) -> FixOutcome:
     paths = {f.path for f in wanted}
-    shown = min(paths)
+    shown = min(paths, key=lambda p: (os.path.islink(p), p))  # the target's own name when it was checked too
     refusal = guard.refusal(paths, real)
     if refusal:
         return FixOutcome(shown, [], b"", f"not fixed: {refusal}")
@@ -103,7 +103,7 @@ def _fix_one(real: str, wanted: list[Finding], guard: Guard, write: bool) -> Fix
         return FixOutcome(shown, fixed, b"")
     if write and not _write_atomically(real, old, new):
         return FixOutcome(shown, [], b"", f"not fixed: {CHANGED}")
-    return FixOutcome(shown, fixed, unified_diff(shown, old, new))
+    return FixOutcome(shown, fixed, unified_diff(display_path(real) if os.path.islink(shown) else shown, old, new))
 
 
 def fix_files(findings: list[Finding], unsafe: bool, write: bool, guard: Guard | None = None) -> list[FixOutcome]:

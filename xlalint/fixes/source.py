@@ -43,13 +43,25 @@ class Source:
             new.pop(), ends.pop()
         default = next((end for end in self.endings if end), "\n")
         out = []
-        matcher = difflib.SequenceMatcher(None, self.bodies, new, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for i1, i2, j1, j2 in _blocks(self.bodies, new):
             for k in range(j2 - j1):
                 old = i1 + min(k, i2 - i1 - 1) if i2 > i1 else i1 - 1
                 end = self.endings[old] if old >= 0 and self.endings[old] else default
                 out.append(new[j1 + k] + (end if ends[j1 + k] else ""))
         return "".join(out).encode(self.encoding)
+
+
+def _blocks(old: list[str], new: list[str]):
+    """``(i1, i2, j1, j2)``: old[i1:i2] became new[j1:j2]. The common head and tail are matched
+    first, so a single edit is placed exactly even among repeated lines (blank ones, say)."""
+    limit = min(len(old), len(new))
+    head = next((n for n in range(limit) if old[n] != new[n]), limit)
+    tail = next((n for n in range(limit - head) if old[-1 - n] != new[-1 - n]), limit - head)
+    yield 0, head, 0, head
+    middle = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
+    for _, i1, i2, j1, j2 in middle.get_opcodes():
+        yield head + i1, head + i2, head + j1, head + j2
+    yield len(old) - tail, len(old), len(new) - tail, len(new)
 
 
 def _lines(data: bytes) -> list[bytes]:
