@@ -32,7 +32,7 @@ def without_xla(x, w):
         return body(x, w)
 
 
-def measure(xla, plain, inputs, device: str, reference) -> dict:
+def measure(xla, inputs, device: str, reference) -> dict:
     """Cold compile, warm step, agreement and executables built for one XLA function."""
     result = {"ran": False, "compile_s": None, "step_s": None, "allclose": None,
               "max_abs_diff": None, "compilations": None, "error": None}
@@ -63,8 +63,8 @@ def smoke(kind: str) -> dict:
         return {
             "device": device,
             "tf_step_s": _median_seconds(plain, inputs, RUNS),
-            "jit_compile": measure(tf.function(body, jit_compile=True), plain, inputs, device, reference),
-            "autocluster": measure(tf.function(body), plain, inputs, device, reference),
+            "jit_compile": measure(tf.function(body, jit_compile=True), inputs, device, reference),
+            "autocluster": measure(tf.function(body), inputs, device, reference),
         }
 
 
