@@ -83,22 +83,28 @@ def test_compilable_forward_compiles_and_agrees(cpu_allocator):
     assert all(peak is None or peak > 0 for peak in (result["xla_peak_bytes"], result["tf_peak_bytes"]))
 
 
-def _conv_stack():
-    kernel = tf.constant(np.random.default_rng(2).standard_normal([3, 3, 16, 16]), tf.float32)
+def _conv_stack_step():
+    """A training step (the kernel is a variable it updates): four convolutions over the images."""
+    kernel = tf.Variable(np.random.default_rng(2).standard_normal([3, 3, 16, 16]) * 0.1, dtype=tf.float32)
 
-    def conv_stack(images):
-        for _ in range(4):
-            images = tf.nn.relu(tf.nn.conv2d(images, kernel, strides=1, padding="SAME"))
-        return tf.reduce_sum(images)
+    def conv_stack_step(images):
+        with tf.GradientTape() as tape:
+            features = images
+            for _ in range(4):
+                features = tf.nn.relu(tf.nn.conv2d(features, kernel, strides=1, padding="SAME"))
+            loss = tf.reduce_mean(features)
+        kernel.assign_sub(0.01 * tape.gradient(loss, kernel))
+        return loss
 
-    return conv_stack
+    return conv_stack_step
 
 
 def test_cpu_peak_memory_grows_with_the_activations():
     peaks = {}
     for side in (16, 192):  # one activation: 64 KiB, then 18 MiB
-        result = _verify(_candidate(_conv_stack(), tf.TensorSpec([8, side, side, 16], tf.float32)), steps=1, runs=1)
-        assert result["compiled"] is True and result["memory_method"] == CHILD_RSS
+        result = _verify(_candidate(_conv_stack_step(), tf.TensorSpec([8, side, side, 16], tf.float32)), steps=1,
+                         runs=1)
+        assert result["compiled"] is True and result["training_step"] is True and result["memory_method"] == CHILD_RSS
         peaks[side] = (result["xla_peak_bytes"], result["tf_peak_bytes"])
     print(f"conv stack peaks (XLA, TF) by image side: {peaks}")
     assert peaks[192][0] > peaks[16][0] + (8 << 20) and peaks[192][1] > peaks[16][1] + (8 << 20)
@@ -106,7 +112,7 @@ def test_cpu_peak_memory_grows_with_the_activations():
 
 @pytest.mark.skipif(not tf.config.list_physical_devices("GPU"), reason="needs a GPU")
 def test_gpu_peak_memory_is_the_allocators():
-    result = _verify(_candidate(_conv_stack(), tf.TensorSpec([8, 128, 128, 16], tf.float32)), device="gpu")
+    result = _verify(_candidate(_conv_stack_step(), tf.TensorSpec([8, 128, 128, 16], tf.float32)), device="gpu")
     assert result["device"] == "GPU:0" and result["compiled"] is True
     assert result["memory_method"] == ALLOCATOR
     assert result["xla_peak_bytes"] >= 8 << 20 and result["tf_peak_bytes"] >= 8 << 20  # at least one activation

@@ -91,10 +91,10 @@ def _status_bytes(key: str) -> int:
 
 def _measure(directory: str, side: str) -> int | None:
     """In the child: resident high-water mark during one call after a warm-up, minus the resident memory before it."""
-    step = tf.saved_model.load(directory).step
+    loaded = tf.saved_model.load(directory)  # kept: its variables die with it
     with np.load(os.path.join(directory, _INPUTS)) as saved:
         inputs = [tf.constant(saved[f"arr_{i}"]) for i in range(len(saved.files))]
-    fn = tf.function(step, jit_compile=side == "xla")
+    fn = tf.function(loaded.step, jit_compile=side == "xla")
     run(fn, inputs)  # warm-up: traces and compiles
     gc.collect()
     try:
