@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from xlalint.report import EMITTERS
+from xlalint.report.sarif import source_root
 from xlalint.results import Entry, FileError, Finding, Report
 
 HERE = Path(__file__).parent
@@ -19,12 +20,13 @@ GOLDEN = HERE / "golden"
 def _report() -> Report:
     return Report(
         device="gpu", tensorflow="2.21.0",
-        entries=[Entry("src/train.py", "train_step", 12, "incompatible"),
-                 Entry("src/train.py", "predict", 30, "compatible"),
+        entries=[Entry("src/train.py", "train_step", 12, "incompatible", ops=12, jit_compile=True),
+                 Entry("src/train.py", "predict", 30, "compatible", ops=5),
                  Entry("src/train.py", "loose", 40, "unknown", "tf.function `loose` has no input_signature")],
         findings=[
             Finding("XLA001", "unsupported-op", "error", "`tf.print` (PrintV2) has no XLA kernel on gpu",
-                    "Printing needs the host.", "src/train.py", 14, 5, "train_step", "PrintV2", "PrintV2"),
+                    "Printing needs the host.", "src/train.py", 14, 5, "train_step", "PrintV2", "PrintV2",
+                    fingerprint="0f1e2d3c4b5a69788796a5b4c3d2e1f0:1"),
             Finding("XLA102", "value-specialized-input", "warning",
                     "input `shape` of `Reshape` depends on the value of argument `n`, 100% of the time",
                     "Derive it from static shapes.", "src/train.py", 16, 9, "train_step", "Reshape", "Reshape"),
@@ -36,6 +38,7 @@ def _report() -> Report:
 @pytest.mark.parametrize("fmt", sorted(EMITTERS))
 def test_emitter_matches_golden_file(fmt):
     text = EMITTERS[fmt](_report()).replace(__import__("xlalint").__version__, "VERSION")
+    text = text.replace(source_root().as_uri(), "file:///ROOT")  # SARIF names the checkout it ran in
     golden = GOLDEN / f"report.{fmt}"
     if os.environ.get("XLALINT_UPDATE_GOLDEN"):
         golden.write_text(text + "\n")

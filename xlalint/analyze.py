@@ -11,6 +11,7 @@ from typing import Callable
 from xlalint.agreement import agreement_findings
 from xlalint.cache import DEFAULT_MAX_MB, ResultCache
 from xlalint.checks import RULES, Context, run_checks
+from xlalint.coverage import count_ops
 from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck
 from xlalint.fixes.guard import file_digest
 from xlalint.fixes.split import split_suggestion
@@ -135,7 +136,11 @@ def analyze(paths: list[str], options: Options) -> Report:
     missing = [r for r in requests if results.get(r["path"]) is None]
     if missing:
         try:
+            if hasattr(options.progress, "expect"):
+                options.progress.expect(len(missing))  # "[i/n]" lines need n
             traced = run_worker(missing, options.timeout, options.progress, options.jobs, options.max_memory)
+            if hasattr(options.progress, "done"):
+                options.progress.done()
         except WorkerError as error:
             message = str(error)
             if "TensorFlow cannot be imported" in message:
@@ -307,7 +312,8 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
         return
     for raw in result["entries"]:
         if raw["graph"] is None:
-            report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"]))
+            report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
+                                        jit_compile=raw.get("jit_compile")))
             if raw.get("keras_layers"):  # what Keras decides needs no trace (XLA301)
                 report.findings.extend(
                     f for f in _findings_for_entry(raw, result["path"], support, options, OpGraph(NO_GRAPH))
@@ -325,5 +331,6 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
             clusters = _autocluster(graph, support, options, Location(result["path"], raw["line"]))
             findings = [_with_jit_scope_fix(f) for f in findings]
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",
-                                    verify=raw.get("verify"), autocluster=clusters))
+                                    verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
+                                    jit_compile=raw.get("jit_compile")))
         report.findings.extend(findings)

@@ -12,12 +12,15 @@ from pathlib import Path
 
 from xlalint import __version__
 from xlalint.analyze import Options, analyze, static_report
+from xlalint.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
 from xlalint.cache import DEFAULT_MAX_MB, clear
-from xlalint.files import display_path
+from xlalint.files import collect_files
 from xlalint.checks import resolve_codes
 from xlalint.config import MODES, ConfigError, config_targets, find_config, load_config
+from xlalint.coverage import auto_jit_sites, below
 from xlalint.report import EMITTERS
 from xlalint.results import Report
+from xlalint.progress import progress_for
 from xlalint.specs import SpecError, parse_spec
 from xlalint.support import DEVICES, cache_dir
 
@@ -48,6 +51,7 @@ def _number(kind, test, wanted: str):
 SECONDS = _number(float, lambda v: 0 < v < math.inf, "a positive number of seconds")
 COUNT = _number(int, lambda v: v > 0, "a positive whole number")
 MEGABYTES = _number(int, lambda v: v >= 0, "a number of MB (0: no limit)")
+PERCENT = _number(float, lambda v: 0 <= v <= 100, "a percentage from 0 to 100")
 
 
 def _verify_alone(argv: list[str]) -> list[str]:
@@ -112,7 +116,15 @@ def _check_parser() -> argparse.ArgumentParser:
                         f"(default: {DEFAULT_MAX_MB}; 0: no limit)")
     parser.add_argument("--clear-cache", action="store_true",
                         help="delete the cached results, then check the PATHs given, if any")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--baseline", metavar="FILE",
+                        help="report only findings not recorded in FILE (written by --write-baseline); "
+                        "recorded ones that went away are listed as fixed")
+    parser.add_argument("--write-baseline", metavar="FILE",
+                        help="record this run's findings in FILE; later runs with --baseline FILE report only new ones")
+    parser.add_argument("--min-coverage", type=PERCENT, metavar="PERCENT",
+                        help="fail when fewer than PERCENT of the traced ops run under XLA (docs/coverage.md)")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress on stderr (otherwise a status line on a terminal, one line per file in logs)")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--save-graphs", metavar="DIR",
                         help="write each traced entry's op graph as JSON (for bug reports and TF-free tests)")
@@ -146,11 +158,6 @@ def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
     return plain, targets, set(targets) - whole
 
 
-def _show_progress(path: str) -> None:
-    sys.stderr.write(f"\rxlalint: tracing {display_path(path)}\033[K")
-    sys.stderr.flush()
-
-
 def _options(args, parser) -> tuple[list[str], Options]:
     try:
         for spec in args.spec:
@@ -174,11 +181,13 @@ def _options(args, parser) -> tuple[list[str], Options]:
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
         root=str(config.root), skip_untraceable=args.skip_untraceable,
-        progress=None if args.quiet or not sys.stderr.isatty() else _show_progress, verify=args.verify,
+        progress=progress_for(sys.stderr, args.quiet), verify=args.verify,
         cache_dir=None if args.no_cache else _cache_directory(args),
         cache_max_mb=_first(args.cache_max_mb, config.cache_max_mb, DEFAULT_MAX_MB),
         jobs=args.jobs, mode=args.mode or config.mode or "jit",
     )
+    args.baseline = args.baseline or (config.baseline and str(config.root / config.baseline))
+    args.min_coverage = _first(args.min_coverage, None if args.static else config.min_coverage, 0.0)
     return paths, options
 
 
@@ -199,20 +208,35 @@ def main(argv: list[str] | None = None) -> int:
         if not args.paths:
             return EXIT_OK
     paths, options = _options(args, parser)
-    if args.static and (args.verify or args.save_graphs or args.spec or any("::" in p for p in args.paths)):
-        parser.error("--static checks source text only: FILE::NAME, --spec, --verify and --save-graphs need tracing")
+    if args.static and (args.verify or args.save_graphs or args.spec or any("::" in p for p in args.paths)
+                        or args.min_coverage):
+        parser.error("--static checks source text only: FILE::NAME, --spec, --verify, --save-graphs and "
+                     "--min-coverage need tracing")
+    try:  # a bad baseline is a usage error before the long run, not after it
+        known = read_baseline(args.baseline) if args.baseline and not args.write_baseline else None
+    except BaselineError as error:
+        parser.error(str(error))
+    auto_jit = auto_jit_sites(collect_files(paths)[0])
+    if auto_jit and not args.static:
+        options.mode = "autocluster"  # auto-clustering is on for the program: predict what it compiles
     try:
         with _signals_interrupt():
             report = static_report(paths, options) if args.static else analyze(paths, options)
     except Interrupted as stop:  # every worker is gone by now: say the run was cut short
         report = Report(device=options.device, interrupted=stop.signal.name)
         if options.progress:
-            sys.stderr.write("\r\033[K")
+            options.progress.clear()
         print(EMITTERS[args.format](report))
         print(f"xlalint: run cut short by {stop.signal.name}", file=sys.stderr)
         return 128 + stop.signal
     if options.progress:
-        sys.stderr.write("\r\033[K")
+        options.progress.clear()
+    report.auto_jit = auto_jit
+    report.findings = with_fingerprints(report.findings, options.root)
+    try:
+        _baseline(report, args, known)
+    except BaselineError as error:  # the baseline file could not be written
+        parser.error(str(error))
     if args.diff or args.fix:
         return _fix(report, args, paths)
     if args.format == "text":
@@ -220,7 +244,21 @@ def main(argv: list[str] | None = None) -> int:
         print(EMITTERS["text"](report, color=color))
     else:
         print(EMITTERS[args.format](report))
-    return _exit_code(report)
+    failure = below(report, args.min_coverage) if args.min_coverage else None
+    if failure:
+        print(f"xlalint: {failure}", file=sys.stderr)
+    return max(_exit_code(report), EXIT_FINDINGS if failure else EXIT_OK)
+
+
+def _baseline(report: Report, args, known: list[dict] | None) -> None:
+    """--write-baseline records the findings (all then known); --baseline keeps only new ones."""
+    if args.write_baseline:
+        count = write_baseline(args.write_baseline, report.findings)
+        if not args.quiet:
+            print(f"xlalint: recorded {count} finding(s) in {args.write_baseline}", file=sys.stderr)
+        known = read_baseline(args.write_baseline)
+    if known is not None:
+        report.findings, report.baseline = apply_baseline(report.findings, known, args.write_baseline or args.baseline)
 
 
 class Interrupted(Exception):

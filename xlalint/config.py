@@ -21,7 +21,7 @@ from xlalint.specs import SpecError, parse_spec
 DEVICES = ("cpu", "gpu", "tpu")
 MODES = ("jit", "autocluster")
 KEYS = ("device", "mode", "timeout", "max-memory", "cache-max-mb", "select", "ignore", "per-file-ignores",
-        "entries", "specs")
+        "entries", "specs", "baseline", "min-coverage")
 
 
 class ConfigError(ValueError):
@@ -41,6 +41,8 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     entries: list[str] = field(default_factory=list)  # "path::name", relative to the config file
     specs: dict[str, list[str]] = field(default_factory=dict)  # "path::name" -> specs
+    baseline: str | None = None  # baseline file, relative to the config file
+    min_coverage: float | None = None  # percent of ops under XLA below which the run fails
 
     @property
     def root(self) -> Path:
@@ -105,6 +107,14 @@ def load_config(path: Path | None) -> Config:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"{where}: `{key}` must be a number of MB, or 0 for no limit")
             setattr(config, key.replace("-", "_"), value)
+        elif key == "baseline":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: `baseline` must be the path of a baseline file")
+            config.baseline = value
+        elif key == "min-coverage":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+                raise ConfigError(f"{where}: `min-coverage` must be a percentage from 0 to 100")
+            config.min_coverage = float(value)
         elif key in ("select", "ignore", "entries"):
             setattr(config, key, _string_list(where, key, value))
         elif key == "per-file-ignores":

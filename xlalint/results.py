@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xlalint.baseline import BaselineOutcome
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -23,6 +27,7 @@ class Finding:
     op_type: str | None = None
     op_name: str | None = None
     fix: dict | None = None  # {"kind", "safety": "safe"|"unsafe", "description"} when xlalint can fix it
+    fingerprint: str | None = None  # stable across line moves (xlalint.baseline); set after analysis
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -39,6 +44,8 @@ class Entry:
     error: str | None = None
     verify: dict | None = None  # with --verify: what compiling and running it showed
     autocluster: dict | None = None  # with --mode autocluster: the predicted clusters
+    ops: int | None = None  # ops that do work in its graph (xlalint.coverage.count_ops); None: not traced
+    jit_compile: bool | None = None  # its tf.function's jit_compile setting, as traced
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -66,6 +73,8 @@ class Report:
     errors: list[FileError] = field(default_factory=list)
     interrupted: str | None = None  # the signal that cut the run short ("SIGINT", "SIGTERM"), if one did
     sources: dict[str, str] = field(default_factory=dict)  # absolute path -> SHA-256 of the bytes analysed
+    auto_jit: list[str] = field(default_factory=list)  # "path:line" where auto-clustering is turned on
+    baseline: "BaselineOutcome | None" = None  # with --baseline: what the baseline hid and what went away
 
     @property
     def ok(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from xlalint import __version__
+from xlalint.coverage import coverage
 from xlalint.results import Report
 
 
@@ -18,6 +19,8 @@ def emit(report: Report) -> str:
             "findings": [f.to_json() for f in report.findings],
             "errors": [e.to_json() for e in report.errors],
             "interrupted": report.interrupted,
+            "coverage": coverage(report),
+            "baseline": report.baseline.to_json() if report.baseline else None,
         },
         indent=2,
     )

@@ -7,6 +7,8 @@ from itertools import groupby
 
 from tabulate import tabulate
 
+from xlalint.baseline import summary_lines as baseline_lines
+from xlalint.coverage import summary_lines as coverage_lines
 from xlalint.results import Report
 
 COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
@@ -89,9 +91,12 @@ def _summary(report: Report) -> list[str]:
     keras_off = {(f.path, f.entry) for f in report.findings if f.code == "XLA301"}  # Keras keeps XLA off
     ready = [f"{e.path}::{e.name}" for e in report.entries
              if e.verdict == "compatible" and (e.path, e.name) not in keras_off]
+    lines += coverage_lines(report)
     if ready:
         lines.append("ready for jit_compile=True: " + ", ".join(ready))
     codes = Counter(f.code for f in report.findings)
     if codes:
         lines.append("findings: " + ", ".join(f"{code} x{n}" for code, n in sorted(codes.items())))
+    if report.baseline:
+        lines += baseline_lines(report.baseline)
     return lines

@@ -1,0 +1,117 @@
+"""XLA coverage: is XLA on for each entry, could it be, and how many of its ops run under XLA.
+
+Every number is defined in docs/coverage.md. ``coverage(report)`` is a pure function of the report;
+``auto_jit_sites`` reads the checked files for the settings that turn auto-clustering on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from xlalint.files import display_path
+from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
+from xlalint.results import Entry, Report
+
+# Arguments, constants and pass-throughs do no work; call and control-flow ops only hold
+# functions whose own ops are counted.
+NO_WORK = frozenset({"Placeholder", "Const", "NoOp"}) | PASS_THROUGH | CALL_OPS | WHILE_OPS | BRANCH_OPS
+
+# tf.config.optimizer.set_jit(True) / set_jit("autoclustering"), and TF_XLA_FLAGS=--tf_xla_auto_jit=1|2|fusible
+# or single-gpu(N) anywhere (Python, shell, Dockerfile); -1 and 0 leave it off.
+AUTO_JIT = re.compile(
+    r"""set_jit\(\s*(?:enabled\s*=\s*)?(?:True|["']autoclustering["'])\s*\)"""
+    r"""|--tf_xla_auto_jit=(?:["']?)(?:1|2|fusible|single-gpu\(\d\))(?![\w.-])""")
+
+
+def count_ops(graph: OpGraph) -> int:
+    """Ops of the entry's graph that do work, nested function bodies included."""
+    return sum(1 for node in graph.nodes() if node["type"] not in NO_WORK)
+
+
+def auto_jit_sites(files: list[str]) -> list[str]:
+    """``path:line`` of each line in ``files`` that turns auto-clustering on (comments skipped)."""
+    sites = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            continue  # its own error is reported by the analysis
+        if "set_jit" not in text and "tf_xla_auto_jit" not in text:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.lstrip().startswith("#") and AUTO_JIT.search(line.split(" #", 1)[0]):
+                sites.append(f"{display_path(path)}:{number}")
+    return sites
+
+
+def _entry(entry: Entry, keras_off: set, auto_jit: bool) -> dict:
+    ready = entry.verdict == "compatible" and (entry.path, entry.name) not in keras_off
+    xla = "jit_compile" if entry.jit_compile else "auto-clustering" if auto_jit else None
+    under = 0
+    if entry.ops is not None:
+        if xla == "jit_compile" and ready:
+            under = entry.ops
+        elif xla == "auto-clustering" and entry.autocluster and entry.autocluster["total_ops"]:
+            a = entry.autocluster
+            under = round(entry.ops * a["compiled_ops"] / a["total_ops"])
+    return {"name": entry.name, "line": entry.line, "xla": xla, "ready": ready, "ops": entry.ops,
+            "ops_under_xla": under if entry.ops is not None else None}
+
+
+def _totals(rows: list[dict]) -> dict:
+    ops = sum(r["ops"] or 0 for r in rows)
+    under = sum(r["ops_under_xla"] or 0 for r in rows)
+    return {"entries": len(rows), "xla_on": sum(r["xla"] is not None for r in rows),
+            "ready": sum(r["ready"] and r["xla"] != "jit_compile" for r in rows),
+            "ops": ops, "ops_under_xla": under, "percent": round(100 * under / ops, 1) if ops else None}
+
+
+def coverage(report: Report) -> dict:
+    """The run's totals, with each file's totals and entries (see docs/coverage.md)."""
+    keras_off = {(f.path, f.entry) for f in report.findings if f.code == "XLA301"}
+    per_file: dict[str, list[dict]] = defaultdict(list)
+    for entry in report.entries:
+        per_file[entry.path].append(_entry(entry, keras_off, bool(report.auto_jit)))
+    files = [{"path": path, **_totals(rows), "by_entry": rows} for path, rows in per_file.items()]
+    return {**_totals([r for rows in per_file.values() for r in rows]), "auto_clustering": report.auto_jit,
+            "files": files}
+
+
+def _phrase(totals: dict) -> str:
+    text = f"XLA on for {totals['xla_on']} of {totals['entries']} entries"
+    if totals["ops"]:
+        text += f", {_percent(totals)} of ops"
+    ready = totals["ready"]
+    if ready:
+        text += f"; {ready} more {'is' if ready == 1 else 'are'} ready for jit_compile=True"
+    return text
+
+
+def _percent(totals: dict) -> str:
+    """Whole percent, rounded down: 100% only when every op runs under XLA."""
+    return f"{totals['ops_under_xla'] * 100 // totals['ops']}%"
+
+
+def summary_lines(report: Report) -> list[str]:
+    """The coverage lines of the text summary; none when no entry was traced (e.g. --static)."""
+    if not any(e.ops is not None for e in report.entries):
+        return []
+    data = coverage(report)
+    lines = [_phrase(data)]
+    if len(data["files"]) > 1:
+        lines += [f"  {f['path']}: {_phrase(f)}" for f in data["files"]]
+    if report.auto_jit:
+        lines.append(f"auto-clustering is turned on at {', '.join(report.auto_jit)}: "
+                     "its predicted share of each entry's ops counts as under XLA")
+    return lines
+
+
+def below(report: Report, minimum: float) -> str | None:
+    """Why the run fails ``--min-coverage minimum`` (percent of ops under XLA), or None when it passes."""
+    data = coverage(report)
+    if data["ops"] and data["ops_under_xla"] * 100 < minimum * data["ops"]:
+        return (f"XLA coverage {data['ops_under_xla'] * 100 / data['ops']:.1f}% of ops is below "
+                f"--min-coverage {minimum:g}%")
+    return None
