@@ -12,12 +12,13 @@ from xlalint.agreement import agreement_findings
 from xlalint.cache import DEFAULT_MAX_MB, ResultCache
 from xlalint.checks import RULES, Context, run_checks
 from xlalint.coverage import count_ops
-from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck
+from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck, read_source
 from xlalint.fixes.guard import file_digest
 from xlalint.fixes.split import split_suggestion
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.sourcemap import Location, column, locate
+from xlalint.static.limits import refusal
 from xlalint.suppressions import ALL, SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
 from xlalint.worker_client import WorkerError, run_worker
@@ -77,15 +78,21 @@ def _with_split_suggestion(findings: list[Finding], path: str, def_line: int) ->
     """Under jit_compile=True there is no escape hatch: say how to split the function."""
     here = display_path(path)
     blockers = {f.line for f in findings if f.severity == "error" and f.path == here}
+    source = _libcst_source(path) if blockers else None
     try:
-        with open(path, encoding="utf-8") as handle:
-            suggestion = split_suggestion(handle.read(), def_line, blockers) if blockers else None
-    except (OSError, UnicodeDecodeError):
+        suggestion = split_suggestion(source, def_line, blockers) if source else None
+    except RecursionError:  # nested calls: libcst's copy of the tree follows fewer levels than its scan
         suggestion = None
     if not suggestion:
         return findings
     return [replace(f, hint=f"{f.hint} Inside jit_compile=True nothing can opt out of XLA: {suggestion}.")
             if f.severity == "error" and f.path == here else f for f in findings]
+
+
+def _libcst_source(path: str) -> str | None:
+    """The file's text for a libcst pass, or None where the pass cannot be run (or would not end soon)."""
+    source, error = read_source(path)
+    return None if error or refusal(source) else source
 
 
 def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, options: Options) -> list[Finding]:
@@ -236,11 +243,13 @@ def source_findings(path: str, options: Options, suppressions: SuppressionIndex)
     from xlalint.static.api_table import load_table
     from xlalint.static.scan import scan_source
 
+    source = _libcst_source(path)
+    if source is None:
+        return []  # the file's own error is reported by the traced run; a deeply nested one is only traced
     try:
-        with open(path, encoding="utf-8") as handle:
-            scan = scan_source(display_path(path), handle.read(), load_table(), options.device)
-    except (OSError, UnicodeDecodeError, libcst.ParserSyntaxError, RecursionError):
-        return []  # the file's own error is reported by the traced run
+        scan = scan_source(display_path(path), source, load_table(), options.device)
+    except (libcst.ParserSyntaxError, RecursionError):
+        return []
     return [f for f in scan.findings if f.code in SOURCE_CODES and keep(f, options, suppressions)]
 
 

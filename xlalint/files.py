@@ -45,13 +45,24 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
             errors.append(FileError(display_path(path), "broken or looping symbolic link"))
         else:
             errors.append(FileError(display_path(path), "no such file or directory"))
-    return [os.path.abspath(f) for f in dict.fromkeys(files)], errors
+    return list(_first_spellings(files)), errors
+
+
+def _first_spellings(files: list[str]):
+    """Each file once (``a.py ./a.py``, a link to it, ``dir dir/a.py``), as first given, made absolute."""
+    seen = set()
+    for path in files:
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            yield os.path.abspath(path)
 
 
 def read_source(path: str) -> tuple[str | None, str | None]:
-    """``(source, None)``, or ``(None, error)`` when the file cannot be read as UTF-8 text."""
+    """``(source, None)`` (without a byte-order mark), or ``(None, error)`` when the file cannot be
+    read as UTF-8 text."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:  # a byte-order mark is fine, as for Python
             return handle.read(), None
     except UnicodeDecodeError as error:
         return None, f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})"
@@ -64,10 +75,23 @@ def precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
     source, error = read_source(path)
     if error:
         return error, False
-    try:
-        ast.parse(source, filename=path)
-    except SyntaxError as error:
-        return f"syntax error at line {error.lineno}: {error.msg}", False
+    _, error = parse_python(source, path)
+    if error:
+        return error, False
     if not MENTIONS_TF.search(source):
         return ("no TensorFlow in this file: nothing to check", False) if explicit else (None, True)
     return None, False
+
+
+def parse_python(source: str, path: str = "<unknown>") -> tuple[ast.Module | None, str | None]:
+    """``(tree, None)``, or ``(None, why)`` when Python cannot compile ``source`` (nor import it)."""
+    nul = source.find("\0")
+    if nul >= 0:
+        line = source.count("\n", 0, nul) + 1
+        return None, f"NUL byte at line {line}: Python cannot compile a file that contains one"
+    try:
+        return ast.parse(source, filename=path), None
+    except SyntaxError as error:
+        return None, f"syntax error at line {error.lineno}: {error.msg}"
+    except (RecursionError, MemoryError):
+        return None, "nested too deeply for Python's compiler (RecursionError): Python cannot import it either"

@@ -3,18 +3,18 @@
 The line is the innermost frame of the user's own code in the op's traceback,
 with two refinements: a gradient op points at the forward op it differentiates,
 and an op of a built-in Keras layer points at the line that constructed the
-layer. The column comes from libcst: the call on that line whose name matches
-the op's API (e.g. ``numpy_function``), else the first call on the line.
+layer. The column comes from Python's own parser (``ast``, which follows any
+file Python imports): the call on that line whose name matches the op's API
+(e.g. ``numpy_function``), else the first call on the line.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ast
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
+from xlalint.files import parse_python, read_source
 from xlalint.opgraph import OpGraph
 
 GRADIENT_SCOPES = ("gradient_tape/", "gradients/")
@@ -59,33 +59,30 @@ def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
     return Location(fallback.path, fallback.line, f"node `{node['name']}` in function `{node['function']}`")
 
 
-class _CallCollector(cst.CSTVisitor):
+@dataclass
+class _Calls:
     """Every call of a file: (column, name) by start line, and its (first, last) line span."""
 
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self):
-        self.calls: dict[int, list[tuple[int, str]]] = {}
-        self.spans: list[tuple[int, int]] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        position = self.get_metadata(PositionProvider, node)
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        self.calls.setdefault(position.start.line, []).append((position.start.column + 1, name))
-        self.spans.append((position.start.line, position.end.line))
+    calls: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
+    spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 @lru_cache(maxsize=256)
-def _calls(path: str) -> _CallCollector:
-    collector = _CallCollector()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            module = cst.parse_module(handle.read())
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
-        return collector
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
-    return collector
+def _calls(path: str) -> _Calls:
+    found = _Calls()
+    source, error = read_source(path)  # newlines read as "\n", as Python counts lines
+    tree = parse_python(source)[0] if error is None else None
+    if tree is None:
+        return found
+    lines = source.split("\n")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            column = len(lines[node.lineno - 1].encode()[:node.col_offset].decode(errors="ignore")) + 1
+            found.calls.setdefault(node.lineno, []).append((column, name))
+            found.spans.append((node.lineno, node.end_lineno))
+    return found
 
 
 def call_start(path: str, line: int) -> int:

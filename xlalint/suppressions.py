@@ -61,7 +61,7 @@ def parse(source: str) -> FileSuppressions:
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
         ranges = _function_ranges(ast.parse(source))
-    except (tokenize.TokenError, SyntaxError):
+    except (tokenize.TokenError, SyntaxError, RecursionError):
         return result
     for token in tokens:
         if token.type != tokenize.COMMENT:
@@ -90,7 +90,7 @@ class SuppressionIndex:
         path = os.path.abspath(path)
         if path not in self._files:
             try:
-                with open(path, encoding="utf-8") as handle:
+                with open(path, encoding="utf-8-sig") as handle:  # as Python reads a byte-order mark
                     self._files[path] = parse(handle.read())
             except (OSError, UnicodeDecodeError):
                 self._files[path] = FileSuppressions()

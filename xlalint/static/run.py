@@ -12,6 +12,7 @@ import libcst as cst
 from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, read_source
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.static.api_table import load_table
+from xlalint.static.limits import TOO_DEEP, refusal
 from xlalint.static.scan import scan_source
 
 RELEVANT = re.compile(r"tensorflow|keras|TF_XLA_FLAGS")  # files without these cannot have a finding
@@ -32,12 +33,15 @@ def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list
         return [], [], [FileError(shown, error)]
     if not RELEVANT.search(source):
         return [], [], []
+    refused = refusal(source)  # fast, where libcst would be slow or recurse too deeply
+    if refused:
+        return [], [], [FileError(shown, refused)]
     try:
         scan = scan_source(shown, source, load_table(), device)
-    except cst.ParserSyntaxError as error:
+    except cst.ParserSyntaxError as error:  # syntax Python accepts and libcst does not know yet
         return [], [], [FileError(shown, f"syntax error at line {error.raw_line}: {error.message}")]
     except RecursionError:
-        return [], [], [FileError(shown, "too deeply nested for the static pass")]
+        return [], [], [FileError(shown, TOO_DEEP)]
     blocked = {f.entry for f in scan.findings if f.severity == "error"}
     entries = [Entry(shown, fn.name, fn.line, "incompatible" if fn.name in blocked else "compatible")
                for fn in scan.functions]
