@@ -38,3 +38,15 @@ def test_hooks_run_from_this_repo_on_a_project(tmp_path):
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "train.py:10:13: XLA001" in output and "static: by API name" in output
+
+
+def test_full_hook_installs_tensorflow_as_the_tf_extra_does():
+    """tensorflow-cpu has no wheels for macOS on ARM: the hook uses the extra's platform markers."""
+    import yaml
+
+    from xlalint.config import tomllib  # tomli on Python 3.10
+
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["tf"]
+    assert hooks["xlalint"]["additional_dependencies"] == extra
+    assert "additional_dependencies" not in hooks["xlalint-static"]
