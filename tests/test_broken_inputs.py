@@ -127,3 +127,65 @@ def test_symlink_loops_and_dangling_links_do_not_hang_or_crash(tmp_path):
     report, code = run_json(str(tmp_path), str(tmp_path / "self.py"))
     assert report["entries"] == [] and code == 2
     assert [e["message"] for e in report["errors"]] == ["broken or looping symbolic link"]
+
+
+def _blocked(name: str, before: str = "") -> str:
+    """A module whose function ``name`` calls tf.numpy_function at line 6 (plus ``before``'s lines)."""
+    return f"""import tensorflow as tf
+{before}
+
+@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
+def {name}(v):
+    return tf.numpy_function(lambda a: a, [v], tf.float32)
+"""
+
+
+def _chain(terms: int) -> str:
+    return "x = " + "+".join(["1"] * terms) + "\n"
+
+
+def _where(report: dict) -> list[tuple[str, int, int, str]]:
+    return sorted((f["path"].rsplit("/", 1)[-1], f["line"], f["col"], f["code"]) for f in report["findings"])
+
+
+def test_an_expression_too_deep_for_python_is_a_file_error_and_a_deep_one_python_compiles_is_traced(tmp_path):
+    (tmp_path / "too_deep.py").write_text(_blocked("too_deep", _chain(4000)))  # Python's compiler gives up
+    (tmp_path / "deep.py").write_text(_blocked("deep", _chain(1500)))  # deeper than libcst follows
+    (tmp_path / "ok.py").write_text(_blocked("ok"))
+    report, code = run_json(*(str(tmp_path / n) for n in ("too_deep.py", "deep.py", "ok.py")),
+                            "--device", "cpu", "--no-cache")
+    assert [(e["path"].rsplit("/", 1)[-1], e["message"]) for e in report["errors"]] == [
+        ("too_deep.py", "nested too deeply for Python's compiler (RecursionError): Python cannot import it either")]
+    assert _where(report) == [("deep.py", 7, 12, "XLA001"), ("ok.py", 6, 12, "XLA001")]
+    assert code == 1
+
+
+def test_a_nul_byte_is_a_file_error_with_its_line(tmp_path):
+    (tmp_path / "nul.py").write_bytes(b"import tensorflow as tf\n\nx = 1\x00\n")
+    (tmp_path / "ok.py").write_text(_blocked("ok"))
+    report, code = run_json(str(tmp_path / "nul.py"), str(tmp_path / "ok.py"), "--device", "cpu", "--no-cache")
+    assert [(e["path"].rsplit("/", 1)[-1], e["message"]) for e in report["errors"]] == [
+        ("nul.py", "NUL byte at line 3: Python cannot compile a file that contains one")]
+    assert _where(report) == [("ok.py", 6, 12, "XLA001")]
+    assert code == 1
+
+
+def test_a_file_with_a_byte_order_mark_is_checked_as_python_imports_it(tmp_path):
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + _blocked("with_bom").encode())
+    report, code = run_json(str(tmp_path / "bom.py"), "--device", "cpu", "--no-cache")
+    assert report["errors"] == []
+    assert [(e["name"], e["line"], e["verdict"]) for e in report["entries"]] == [("with_bom", 5, "incompatible")]
+    assert _where(report) == [("bom.py", 6, 12, "XLA001")]
+    assert code == 1
+
+
+def test_a_file_named_several_ways_is_checked_once_under_its_first_name(tmp_path):
+    (tmp_path / "ok.py").write_text(_blocked("ok"))
+    (tmp_path / "link.py").symlink_to(tmp_path / "ok.py")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text(_blocked("in_sub"))
+    report, code = run_json("ok.py", "./ok.py", "link.py", "sub", "sub/b.py", "--device", "cpu", "--no-cache",
+                            cwd=tmp_path)
+    assert sorted((e["path"], e["name"]) for e in report["entries"]) == [("ok.py", "ok"), ("sub/b.py", "in_sub")]
+    assert sorted((f["path"], f["line"]) for f in report["findings"]) == [("ok.py", 6), ("sub/b.py", 6)]
+    assert code == 1

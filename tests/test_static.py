@@ -350,3 +350,47 @@ def test_static_cli_uses_the_same_codes_filters_and_exit_codes():
     assert report["findings"] == [] and code == 0
     done = run_xlalint("--static", "fixtures/multi_blocker.py::preprocess_and_score")
     assert done.returncode == 2 and "need tracing" in done.stderr
+
+
+BLOCKED = """import tensorflow as tf
+{before}
+
+@tf.function
+def {name}(v):
+    return tf.numpy_function(lambda a: a, [v], tf.float32)
+"""
+
+
+def _chain(terms: int) -> str:
+    return "x = " + "+".join(["1"] * terms) + "\n"
+
+
+def test_files_libcst_cannot_follow_are_file_errors_and_the_others_are_still_checked(tmp_path):
+    """Python cannot compile a 4,000-term sum; 200 KB of 1,000-term sums it can, but libcst would take
+    minutes and then exceed the recursion limit: each is a per-file error, found before libcst runs."""
+    (tmp_path / "too_deep.py").write_text(BLOCKED.format(before=_chain(4000), name="a"))
+    (tmp_path / "deep_200kb.py").write_text(BLOCKED.format(before=_chain(1000) * 100, name="b"))
+    (tmp_path / "nul.py").write_bytes(b"import tensorflow as tf\nx = 1\x00\n")
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + BLOCKED.format(before="", name="c").encode())
+    (tmp_path / "ok.py").write_text(BLOCKED.format(before="", name="d"))
+    report = run_static([str(tmp_path)], "cpu")
+    assert sorted((Path(e.path).name, e.message) for e in report.errors) == [
+        ("deep_200kb.py", "an expression at line 2 is nested more than 250 levels deep, deeper than the static "
+                          "pass follows; run without --static to trace it"),
+        ("nul.py", "NUL byte at line 2: Python cannot compile a file that contains one"),
+        ("too_deep.py", "nested too deeply for Python's compiler (RecursionError): Python cannot import it either")]
+    assert sorted((Path(f.path).name, f.line, f.col, f.code) for f in report.findings) == [
+        ("bom.py", 6, 12, "XLA001"), ("ok.py", 6, 12, "XLA001")]
+
+
+def test_a_chain_at_the_depth_limit_is_scanned_and_one_term_more_is_not(tmp_path):
+    """The limit leaves libcst room for its callers' frames (pytest's included)."""
+    from xlalint.static.limits import MAX_DEPTH
+
+    at_limit = _write(tmp_path, BLOCKED.format(before=_chain(MAX_DEPTH - 2), name="f"), "at_limit.py")
+    report = run_static([str(at_limit)], "cpu")
+    assert report.errors == []
+    assert [(f.code, f.line, f.col) for f in report.findings] == [("XLA001", 7, 12)]
+    over = _write(tmp_path, BLOCKED.format(before=_chain(MAX_DEPTH - 1), name="f"), "over.py")
+    assert [e.message.split(",")[0] for e in run_static([str(over)], "cpu").errors] == [
+        f"an expression at line 2 is nested more than {MAX_DEPTH} levels deep"]
