@@ -1,0 +1,1 @@
+"""What CI systems run around xlalint (the GitHub Action's step)."""
