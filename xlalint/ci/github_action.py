@@ -61,7 +61,8 @@ def summary(report: dict, gate: str | None) -> str:
         lines.append(f"Coverage gate: at least {gate}% of ops: **{'failed' if failed else 'passed'}**.")
     if cov["auto_clustering"]:
         lines.append("Auto-clustering is turned on at " + ", ".join(f"`{s}`" for s in cov["auto_clustering"]) + ".")
-    lines += ["", "| file | entries | XLA on | ready | ops | under XLA | coverage |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["", "| file | entries | XLA on | ready | ops | under XLA | coverage |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
     for f in cov["files"]:
         share = "-" if f["percent"] is None else f"{f['percent']}%"
         lines.append(f"| `{f['path']}` | {f['entries']} | {f['xla_on']} | {f['ready']} | {f['ops']} | "
@@ -105,7 +106,8 @@ def main() -> int:
     sys.stderr.write(sarif.stderr)
     with open(SARIF, "w", encoding="utf-8") as out:
         out.write(sarif.stdout)
-    complete = bool(sarif.stdout.strip()) and json.loads(sarif.stdout)["runs"][0]["invocations"][0]["executionSuccessful"]
+    complete = bool(sarif.stdout.strip()) and \
+        json.loads(sarif.stdout)["runs"][0]["invocations"][0]["executionSuccessful"]
     annotations = _xlalint("github", paths, changed)
     print(annotations.stdout, end="")
     sys.stderr.write(annotations.stderr)
