@@ -2,6 +2,7 @@
 
     python bench/static_speed.py               # 300 files, best of 3
     python bench/static_speed.py --files 1000 --repeat 5
+    python bench/static_speed.py --hostile     # 200 KB files of long sums: how long each one takes
 
 Writes variants of the repository's example files (rules/*/*.py, fixtures/*.py, fixtures/corpus/*.py,
 examples/*.py) into a temporary directory: copy i gets a header line and its functions renamed
@@ -9,6 +10,11 @@ examples/*.py) into a temporary directory: copy i gets a header line and its fun
 same run and each in a fresh interpreter: the static mode over the directory (start-up and imports
 included, as the command line pays them), and ``import tensorflow`` alone (what a traced run pays
 before it checks a single file). Prints both, their ratio, and run_static's time in this process.
+
+``--hostile``: one file each of about 200 KB of ``1+1+...`` sums (one sum; sums of 4,000 terms,
+which Python cannot compile; of 1,000 terms, too deep for libcst; of 240 terms, just within the
+depth limit, the slowest accepted), and of ordinary calls for comparison: the time of each and
+the error it gets. Before the depth limit, such a file kept libcst busy for minutes.
 """
 
 from __future__ import annotations
@@ -53,11 +59,38 @@ def best_of(repeat: int, command: list[str]) -> tuple[float, str]:
     return min(times), out
 
 
+HOSTILE = {  # name -> (a line, how many times); about 200 KB each
+    "one 100,000-term sum": ("x = " + "+".join(["1"] * 100_000) + "\n", 1),
+    "sums of 4,000 terms": ("x = " + "+".join(["1"] * 4000) + "\n", 25),
+    "sums of 1,000 terms": ("x = " + "+".join(["1"] * 1000) + "\n", 100),
+    "sums of 240 terms": ("x = " + "+".join(["1"] * 240) + "\n", 415),
+    "ordinary calls": ("y = f(a, b, c=1, d=[1, 2, 3])\n", 6500),
+}
+
+
+def hostile() -> None:
+    from xlalint.static.run import check_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (line, times) in HOSTILE.items():
+            path = Path(tmp, "case.py")
+            path.write_text("import tensorflow as tf\n" + line * times, encoding="utf-8")
+            start = time.perf_counter()
+            _, _, errors = check_file(str(path), "gpu")
+            seconds = time.perf_counter() - start
+            outcome = errors[0].message.split(":")[0].split(",")[0] if errors else "scanned"
+            print(f"{name:22s} {path.stat().st_size / 1000:5.0f} KB {seconds:7.2f} s   {outcome}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--hostile", action="store_true", help="time 200 KB files of long sums instead")
     args = parser.parse_args()
+    if args.hostile:
+        hostile()
+        return
     texts = sources()
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.files):
