@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 
 from conftest import REPO, run_xlalint
 from graph_builder import GraphBuilder
-from xlalint.autocluster import _DynamicDag, flattened_ops, predict_clusters
+from xlalint.autocluster import flattened_ops, predict_clusters
+from xlalint.autocluster.dag import DynamicDag
 from xlalint.opgraph import OpGraph
 from xlalint.support import installed_tensorflow, load_support
 
@@ -249,7 +250,7 @@ def test_multiply_by_one_is_removed_by_grappler():
     st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n))))
 def test_edge_contraction_never_creates_a_cycle(case):
     n, edges, merges = case
-    dag = _DynamicDag(list(range(n)), key=lambda i: i)
+    dag = DynamicDag(list(range(n)), key=lambda i: i)
     for a, b in edges:
         if a < b:
             dag.insert_edge(a, b)

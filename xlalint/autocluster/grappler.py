@@ -1,0 +1,120 @@
+"""Stage 2: the Grappler rewrites that run before clustering and change what it sees.
+
+``constant_folding.cc``: values computed from constants only are folded, and ``x*1``,
+``x+0``... are removed when the constant's value is exported. ``arithmetic_optimizer.cc``:
+``Floor(Floor(x))`` and shape-preserving reductions are removed. On CPU only (Grappler skips
+both on GPU): chains of two or more unary float ops become one ``_UnaryOpsComposition``
+(``arithmetic_optimizer.cc``; compiled, counted as one op, without the ``_XlaCompile`` attrs of
+the ops it replaces), and ``MatMul``/``Conv2D``... + ``BiasAdd`` (+ an activation) become
+``_FusedMatMul``/``_FusedConv2D``... (``remapper.cc``), which XLA cannot compile.
+"""
+
+from __future__ import annotations
+
+from xlalint.autocluster.flatten import Unit
+from xlalint.autocluster.model import Model
+from xlalint.autocluster.tables import (
+    COMPOSABLE_DTYPES, COMPOSABLE_UNARY, CONSTANT_OPS, CONTRACTIONS, FUSED_ACTIVATIONS, FUSION_DTYPES, IDEMPOTENT,
+    NEUTRAL, REDUCTIONS, STATIC_SHAPE_OPS, is_stateful)
+
+
+def rewrite(model: Model) -> None:
+    """Mark what Grappler folds, removes and fuses on ``model.device``."""
+    _fold_constants(model)
+    if model.device == "cpu":
+        _compose_unary_chains(model)
+        _fuse_contractions(model)
+
+
+def _fully_known(shape) -> bool:
+    return shape is not None and all(d is not None for d in shape)
+
+
+def _fold_constants(model: Model) -> None:
+    for key in sorted(model.units, key=lambda k: model.units[k].order):
+        unit = model.units[key]
+        if unit.kind != "op" or unit.type in CONSTANT_OPS or is_stateful(unit.type):
+            continue
+        ins = [model.units.get(s) for s in unit.inputs]
+        if (ins and all(i is not None and i.kind == "op" and (i.type in CONSTANT_OPS or i.folded) for i in ins)
+                and not {"variant", "resource"} & {o["dtype"] for o in unit.node["outputs"]}):
+            unit.folded = True
+        elif unit.type in IDEMPOTENT and len(ins) == 1 and ins[0] is not None and ins[0].type == unit.type:
+            unit.removed = True
+        elif unit.type in NEUTRAL and _neutral(unit, ins):
+            unit.removed = True
+        elif (unit.type in REDUCTIONS and unit.node["inputs"] and unit.node["outputs"]
+              and _fully_known(unit.node["inputs"][0]["shape"])
+              and unit.node["inputs"][0]["shape"] == unit.node["outputs"][0]["shape"]):
+            unit.removed = True
+        elif unit.type in STATIC_SHAPE_OPS and all(_fully_known(i["shape"]) for i in unit.node["inputs"]):
+            unit.folded = True
+
+
+def _neutral(unit: Unit, ins: list) -> bool:
+    """x*1, x+0...: a constant operand whose exported value is all neutral, shapes unchanged.
+
+    Only constants whose value the export keeps (small integer ones today) can be seen."""
+    neutral, positions = NEUTRAL[unit.type]
+    if len(ins) != 2 or not unit.node["outputs"]:
+        return False
+    for pos in positions:
+        const, other = ins[pos], unit.node["inputs"][1 - pos]
+        value = const.node.get("value") if const is not None and const.kind == "op" else None
+        if (const is not None and const.type in CONSTANT_OPS and value
+                and all(v == neutral for v in value)
+                and other["shape"] is not None and other["shape"] == unit.node["outputs"][0]["shape"]):
+            return True
+    return False
+
+
+def _dtype(model: Model, key: str) -> str | None:
+    outs = model.units[key].node["outputs"]
+    return outs[0]["dtype"] if outs else None
+
+
+def _single_consumer(model: Model, key: str) -> str | None:
+    consumers = model.consumers[key]
+    return consumers[0] if len(consumers) == 1 and model.units[key].node["outputs"] else None
+
+
+def _compose_unary_chains(model: Model) -> None:
+    def composable(key):
+        unit = model.units[key]
+        return (unit.kind == "op" and not unit.folded and not unit.removed and unit.type in COMPOSABLE_UNARY
+                and _dtype(model, key) in COMPOSABLE_DTYPES and len(unit.node["outputs"]) == 1)
+
+    for key in sorted(model.units, key=lambda k: model.units[k].order):
+        if key in model.group and model.group[key] != key or not composable(key):
+            continue
+        src = model.units[key].inputs[0] if model.units[key].inputs else None
+        if src is not None and composable(src) and _single_consumer(model, src) == key:
+            continue  # not the head of its chain
+        chain = [key]
+        while True:
+            nxt = _single_consumer(model, chain[-1])
+            if nxt is None or not composable(nxt) or model.units[nxt].inputs[:1] != [chain[-1]]:
+                break
+            chain.append(nxt)
+        if len(chain) >= 2:
+            rep = chain[-1]  # named "<last op>/unary_ops_composition"
+            for member in chain:
+                model.group[member] = rep
+            model.composed[rep] = chain
+
+
+def _fuse_contractions(model: Model) -> None:
+    for key in sorted(model.units, key=lambda k: model.units[k].order):
+        unit = model.units[key]
+        if unit.type not in CONTRACTIONS or unit.kind != "op" or _dtype(model, key) not in FUSION_DTYPES:
+            continue
+        bias = _single_consumer(model, key)
+        if bias is None or model.units[bias].type != "BiasAdd" or model.group[bias] != bias:
+            continue
+        members = [key, bias]
+        act = _single_consumer(model, bias)
+        if act is not None and model.units[act].type in FUSED_ACTIVATIONS and model.group[act] == act:
+            members.append(act)
+        for member in members:
+            model.group[member] = key
+        model.fused[key] = (CONTRACTIONS[unit.type], members)
