@@ -14,7 +14,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from conftest import REPO, run_json
 from marks import expected
-from xlalint.checks.dynamic_output_shape import DATA_DEPENDENT
+from xlalint.analyses.data_dependent import DATA_DEPENDENT
 from xlalint.static.api_table import DATA, load_table
 from xlalint.static.run import run_static
 from xlalint.checks import RULES

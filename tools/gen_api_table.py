@@ -49,8 +49,8 @@ import tensorflow as tf  # noqa: E402
 from tensorflow.python.framework import op_def_registry  # noqa: E402
 from tensorflow.python.util import tf_decorator  # noqa: E402
 
-from xlalint.checks.dynamic_output_shape import DATA_DEPENDENT  # noqa: E402
-from xlalint.checks.unsupported_op import ALWAYS_COMPILED  # noqa: E402
+from xlalint.analyses.data_dependent import DATA_DEPENDENT  # noqa: E402
+from xlalint.checks.xla001_unsupported_op import ALWAYS_COMPILED  # noqa: E402
 from xlalint.specs import parse_spec  # noqa: E402
 from xlalint.support import load_support  # noqa: E402
 

@@ -8,9 +8,10 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from xlalint.agreement import agreement_findings
 from xlalint.cache import DEFAULT_MAX_MB, ResultCache
 from xlalint.checks import RULES, Context, run_checks
+from xlalint.checks import xla402_xla_devices_flag, xla403_enable_jit_compile, xla801_unused_suppression
+from xlalint.checks import xla901_missed_blocker, xla902_false_blocker
 from xlalint.coverage import count_ops
 from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck, read_source
 from xlalint.fixes.guard import file_digest
@@ -19,11 +20,11 @@ from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.sourcemap import Location, column, locate
 from xlalint.static.limits import refusal
-from xlalint.suppressions import ALL, SuppressionIndex
+from xlalint.suppressions import SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
 from xlalint.worker_client import WorkerError, run_worker
 
-SOURCE_CODES = frozenset({"XLA107", "XLA401", "XLA402"})
+SOURCE_CODES = frozenset(code for code, rule in RULES.items() if rule.stage == "source")
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
                  "(or a zero-argument build_model() returning one), or name a function with specs: "
                  "`xlalint FILE::fn --spec \"float32[8,16]\"`")
@@ -70,7 +71,8 @@ def _findings_for_entry(raw: dict, path: str, support, options: Options, graph: 
     if raw.get("jit_compile") is True:
         findings = _with_split_suggestion(findings, path, raw["line"])
     if raw.get("verify"):
-        findings += agreement_findings(graph, raw["name"], raw["verify"], findings, fallback, display_path)
+        for disagreement in (xla901_missed_blocker.check, xla902_false_blocker.check):
+            findings += disagreement(graph, raw["name"], raw["verify"], findings, fallback, display_path)
     return findings
 
 
@@ -102,11 +104,8 @@ def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, 
         node = graph.node(hit.node) if hit.node else None
         where = locate(graph, node, fallback) if node else Location(*hit.site) if hit.site else fallback
         message = f"{hit.message} ({where.note})" if where.note else hit.message
-        finding = Finding(
-            code=hit.code, name=rule.name, severity=rule.severity, message=message, hint=hit.hint,
-            path=display_path(where.path), line=where.line, col=column(where.path, where.line, hit.api),
-            entry=raw["name"], op_type=node["type"] if node else None, op_name=node["name"] if node else None,
-        )
+        finding = rule.finding(message, hit.hint, display_path(where.path), where.line,
+                               column(where.path, where.line, hit.api), raw["name"], node)
         findings.setdefault((finding.code, finding.path, finding.line, finding.op_type, finding.message), finding)
     return list(findings.values())
 
@@ -184,17 +183,9 @@ def _record_sources(sources: dict[str, str], paths) -> None:
 
 
 def _offer_jit_compile(raw: dict, path: str, options: Options) -> list[Finding]:
-    """XLA403: the question users forget to ask is whether XLA is on at all."""
     if "XLA403" not in options.select:
         return []
-    rule = RULES["XLA403"]
-    return [Finding(
-        "XLA403", rule.name, rule.severity,
-        f"`{raw['name']}` has no XLA blocker but runs without XLA: it could use jit_compile=True",
-        "Add jit_compile=True to its tf.function and check speed and numerics (`xlalint --verify`).",
-        display_path(path), raw["line"], 1, raw["name"],
-        fix={"kind": "enable-jit-compile", "safety": "unsafe",
-             "description": "add jit_compile=True (XLA changes numerics slightly)"})]
+    return [xla403_enable_jit_compile.offer(raw["name"], display_path(path), raw["line"])]
 
 
 def _autocluster(graph: OpGraph, support, options: Options, fallback: Location) -> dict:
@@ -213,11 +204,9 @@ def _autocluster(graph: OpGraph, support, options: Options, fallback: Location) 
 
 def env_findings(path: str) -> list[Finding]:
     """XLA402 in a shell script or Dockerfile (unreadable ones have nothing to say)."""
-    from xlalint.static.env_files import scan_env_file
-
     try:
         with open(path, encoding="utf-8") as handle:
-            return scan_env_file(display_path(path), handle.read())
+            return xla402_xla_devices_flag.scan_env_file(display_path(path), handle.read())
     except (OSError, UnicodeDecodeError):
         return []
 
@@ -226,8 +215,7 @@ def _with_jit_scope_fix(finding: Finding) -> Finding:
     """Under auto-clustering an unsupported op can be left out: offer the narrowest jit_scope."""
     if finding.code != "XLA001" or finding.fix or not finding.path.endswith(".py"):
         return finding
-    return replace(finding, fix={"kind": "jit-scope", "safety": "safe",
-                                 "description": "wrap the statement in jit_scope(compile_ops=False)"})
+    return replace(finding, fix=RULES["XLA001"].fix.to_json())
 
 
 def keep(finding: Finding, options: Options, suppressions: SuppressionIndex) -> bool:
@@ -254,19 +242,9 @@ def source_findings(path: str, options: Options, suppressions: SuppressionIndex)
 
 
 def _unused_suppressions(path: str, suppressions: SuppressionIndex, options: Options) -> list[Finding]:
-    """XLA801 for each comment that suppressed nothing, when every code it names was checked."""
     if "XLA801" not in options.select:
         return []
-    rule = RULES["XLA801"]
-    found = []
-    for item in suppressions.unused(path):
-        if all(any(code.startswith(prefix) for code in options.select) for prefix in item.codes):
-            listed = ", ".join(item.codes) if item.codes != ALL else "all codes"
-            found.append(Finding("XLA801", rule.name, rule.severity,
-                                 f"unused suppression ({listed}): nothing is reported here",
-                                 "Remove the comment, or name the codes it should cover.",
-                                 display_path(path), item.line, 1, ""))
-    return found
+    return xla801_unused_suppression.unused(path, display_path(path), suppressions, options.select)
 
 
 def static_report(paths: list[str], options: Options) -> Report:

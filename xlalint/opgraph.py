@@ -47,6 +47,7 @@ class OpGraph:
                 for name in names:
                     self._callers.setdefault(name, []).append((node["id"], attr))
         self._by_name = {(n["function"], n["name"]): n["id"] for n in data["nodes"]}
+        self._analyses: dict = {}
 
     @classmethod
     def load(cls, path: str | Path) -> "OpGraph":
@@ -89,6 +90,12 @@ class OpGraph:
         while self.node(src)["type"] in PASS_THROUGH and self.node(src)["inputs"]:
             src = self.node(src)["inputs"][0]["src"]
         return src
+
+    def analysis(self, key, compute):
+        """A derived result computed once per graph: analyses that several rules share."""
+        if key not in self._analyses:
+            self._analyses[key] = compute()
+        return self._analyses[key]
 
     @cached_property
     def runtime_nodes(self) -> frozenset[str]:

@@ -147,7 +147,7 @@ def _check_file(request: dict, recorder) -> dict:
             result["error"] = f"loading the SavedModel failed: {type(error).__name__}: {_first_line(error)}"
         return result
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:  # a byte-order mark, as Python's import reads it
             source = handle.read()
         module = _import_user_module(path)
     except SystemExit as error:

@@ -1,17 +1,16 @@
-"""The rule catalogue. Each rule is a pure function of an ``OpGraph`` and a ``Context``."""
+"""The rule catalogue: one module per rule code (``xlaNNN_name.py``), each with its ``RULE``.
+
+A graph rule's ``RULE.check`` is a pure function of an ``OpGraph`` and a ``Context``; source
+rules are found by the libcst pass, run rules by the engine (see each module's docstring).
+"""
 
 from __future__ import annotations
 
-from xlalint.checks import (
-    constant_inputs,
-    dynamic_output_shape,
-    keras_layers,
-    silent_results,
-    unknown_dims,
-    unsupported_dtype,
-    unsupported_op,
-)
-from xlalint.checks.base import Context, Hit, Rule
+import importlib
+import pkgutil
+import re
+
+from xlalint.checks.base import Context, Fix, Hit, Rule
 
 # Codes never change meaning; a new rule takes the next free code of its range.
 CODE_RANGES = {
@@ -23,42 +22,24 @@ CODE_RANGES = {
     "XLA8xx": "suppression comments",
     "XLA9xx": "disagreements with the compiler found by --verify",
 }
+_RULE_MODULE = re.compile(r"xla(\d{3})_\w+$")
 
-RULES: dict[str, Rule] = {
-    rule.code: rule
-    for rule in (
-        unsupported_op.RULE,
-        unsupported_dtype.RULE,
-        constant_inputs.NON_CONSTANT,
-        constant_inputs.VALUE_SPECIALIZED,
-        constant_inputs.LOOP_SHAPE,
-        dynamic_output_shape.RULE,
-        dynamic_output_shape.BLOCKING,
-        unknown_dims.RULE,
-        silent_results.RULE,
-        silent_results.MAY_GROW,
-        keras_layers.RULE,
-        # Source-level findings (the libcst pass; with --static too), docs/fixes.md.
-        Rule("XLA107", "python-number-argument", "warning",
-             "A loop passes a new Python number to a tf.function on every pass: one trace and one XLA "
-             "compilation per value.", None),
-        Rule("XLA401", "experimental-compile", "warning",
-             "`experimental_compile=` is the deprecated name of `jit_compile=`.", None),
-        Rule("XLA402", "xla-devices-flag", "warning",
-             "TF_XLA_FLAGS=--tf_xla_enable_xla_devices only creates XLA devices: it does not turn on "
-             "auto-clustering (--tf_xla_auto_jit=2 does).", None),
-        # Reported by the run itself (docs/fixes.md, docs/suppressions.md).
-        Rule("XLA403", "enable-jit-compile", "info",
-             "A tf.function with no XLA blocker runs without XLA: jit_compile=True is on offer.", None),
-        Rule("XLA801", "unused-suppression", "info",
-             "An `# xlalint: ignore` comment that suppresses nothing.", None),
-        # Reported by --verify when the compiler disagrees with the static verdict (an xlalint bug).
-        Rule("XLA901", "missed-blocker", "error",
-             "XLA failed to compile or run an entry that xlalint found no blocker in.", None),
-        Rule("XLA902", "false-blocker", "warning",
-             "XLA compiled and ran an entry that xlalint reported blockers in.", None),
-    )
-}
+
+def _load_rules() -> dict[str, Rule]:
+    """Every rule module of this package, sorted by code; a module's name must carry its code."""
+    rules: dict[str, Rule] = {}
+    for info in pkgutil.iter_modules(__path__):
+        match = _RULE_MODULE.match(info.name)
+        if not match:
+            continue
+        rule = importlib.import_module(f"{__name__}.{info.name}").RULE
+        if rule.code != f"XLA{match.group(1)}" or rule.code in rules:
+            raise ImportError(f"rule module {info.name} defines {rule.code}: one module per code, named after it")
+        rules[rule.code] = rule
+    return dict(sorted(rules.items()))
+
+
+RULES: dict[str, Rule] = _load_rules()
 
 
 def resolve_codes(select: list[str] | None, ignore: list[str] = ()) -> tuple[str, ...]:
@@ -74,10 +55,9 @@ def resolve_codes(select: list[str] | None, ignore: list[str] = ()) -> tuple[str
 
 
 def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
-    """Hits of every rule (or of ``codes``), each check function run once."""
+    """Hits of every graph rule (or of those in ``codes``), in code order."""
     wanted = set(codes) if codes is not None else set(RULES)
-    checks = dict.fromkeys(rule.check for code, rule in RULES.items() if code in wanted and rule.check)
-    return [hit for check in checks for hit in check(graph, ctx) if hit.code in wanted]
+    return [hit for code, rule in RULES.items() if code in wanted and rule.check for hit in rule.check(graph, ctx)]
 
 
-__all__ = ["CODE_RANGES", "Context", "Hit", "Rule", "RULES", "resolve_codes", "run_checks"]
+__all__ = ["CODE_RANGES", "Context", "Fix", "Hit", "Rule", "RULES", "resolve_codes", "run_checks"]

@@ -1,4 +1,4 @@
-"""What every rule is: a code, a name, a severity and a pure function of the graph."""
+"""What every rule is: its metadata, its check, and the one place findings are built."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from xlalint.opgraph import OpGraph
+from xlalint.results import Finding
 from xlalint.support import SupportTable
 
 
 @dataclass(frozen=True)
 class Context:
-    """What a rule may look at besides the graph."""
+    """What a graph rule may look at besides the graph."""
 
     support: SupportTable
     device: str
@@ -23,7 +24,7 @@ class Context:
 
 @dataclass(frozen=True)
 class Hit:
-    """A rule's raw result: an op (or the entry itself when ``node`` is None)."""
+    """A graph rule's raw result: an op (or the entry itself when ``node`` is None)."""
 
     code: str
     message: str
@@ -34,9 +35,35 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """The edit ``--fix`` makes for a rule's finding (docs/fixes.md)."""
+
+    kind: str
+    safety: str  # "safe": applied by --fix; "unsafe": only with --unsafe-fixes
+    description: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "safety": self.safety, "description": self.description}
+
+
+# Where a rule's findings come from: the traced op graph, the source text (libcst, also --static),
+# or the run itself (offers, suppressions, --verify).
+STAGES = ("graph", "source", "run")
+
+
+@dataclass(frozen=True)
 class Rule:
     code: str
     name: str
     severity: str
     summary: str
-    check: Callable[[OpGraph, Context], Iterable[Hit]] | None  # None: reported by the verify pass
+    stage: str = "graph"
+    check: Callable[[OpGraph, Context], Iterable[Hit]] | None = None  # graph rules only
+    fix: Fix | None = None
+
+    def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
+                node: dict | None = None, fixable: bool = False) -> Finding:
+        """This rule's finding; ``fixable`` attaches the rule's fix."""
+        return Finding(self.code, self.name, self.severity, message, hint, path, line, col, entry,
+                       node["type"] if node else None, node["name"] if node else None,
+                       self.fix.to_json() if fixable and self.fix else None)

@@ -15,21 +15,16 @@ file's imports; calls on objects (``dataset.map``, ``rt.to_tensor``) are not res
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from xlalint.checks import RULES, dynamic_output_shape, unsupported_op
+from xlalint.analyses.data_dependent import DATA_DEPENDENT
+from xlalint.checks import RULES
+from xlalint.checks.xla001_unsupported_op import HOST_CALLBACKS, PRINTING
 from xlalint.results import Finding
 from xlalint.static.api_table import ApiInfo, lookup, no_kernel
-
-FIXES = {  # what --fix does for the source-level findings (xlalint.fixes.edits)
-    "XLA401": {"kind": "jit-compile-keyword", "safety": "safe",
-               "description": "rename experimental_compile= to jit_compile="},
-    "XLA402": {"kind": "auto-jit-flag", "safety": "unsafe",
-               "description": "use --tf_xla_auto_jit=2, which turns auto-clustering on"},
-}
 
 STATIC = "static: by API name, not traced"
 TF_FUNCTION = frozenset({"tf.function", "tf.compat.v1.function"})
@@ -329,10 +324,10 @@ class _Positions:
 
 def _hint(info: ApiInfo, device: str) -> str:
     ops = set(info.unsupported)
-    if ops & unsupported_op.HOST_CALLBACKS:
+    if ops & HOST_CALLBACKS:
         return ("Python callbacks run on the host and cannot be compiled: move the call out of the "
                 "compiled function, or write it with TensorFlow ops.")
-    if ops & unsupported_op.PRINTING:
+    if ops & PRINTING:
         return "Printing needs the host: return the values and print them outside the compiled function."
     if any("Dataset" in op for op in ops):
         return "Build and iterate the tf.data pipeline outside the compiled function; pass each batch in."
@@ -472,13 +467,13 @@ class _Scanner:
                 "XLA001", f"`{api}` ({', '.join(info.unsupported)}) has no XLA kernel on {self.device} ({STATIC})",
                 _hint(info, self.device), call, entry, info.unsupported[0]))
         else:
-            op = next(o for o in info.ops if o in dynamic_output_shape.DATA_DEPENDENT)
+            op = next(o for o in info.ops if o in DATA_DEPENDENT)
             self.pending.append(_Pending(
                 "XLA103", f"`{api}` ({op}) has a data-dependent output shape: XLA pads it to an upper bound, "
                 f"and ops after it that need a static shape can fail or be slow ({STATIC})",
                 "Prefer fixed-size forms: a mask multiply or the 3-argument tf.where instead of "
                 "tf.boolean_mask/tf.where(cond), padded unique/NMS variants.", call, entry, op))
-        if not set(info.unsupported) & unsupported_op.HOST_CALLBACKS:
+        if not set(info.unsupported) & HOST_CALLBACKS:
             return frozenset()
         callbacks = [a for i, a in enumerate(call.args) if (i == 0 and a.keyword is None)
                      or _keyword(a) in HOST_ARGUMENTS]
@@ -578,9 +573,10 @@ class _Scanner:
         where = self.positions([d.node for d, _, _ in compiled] + [p.node for p in self.pending])
         scan = FileScan([CompiledFunction(d.name, where[id(d.node)][0], kind, jit) for d, kind, jit in compiled])
         for p in self.pending:
-            rule, (line, col) = RULES[p.code], where[id(p.node)]
-            scan.findings.append(Finding(p.code, rule.name, rule.severity, p.message, p.hint, self.path, line, col,
-                                         p.entry, op_type=p.op_type, fix=FIXES.get(p.code)))
+            line, col = where[id(p.node)]
+            finding = RULES[p.code].finding(p.message, p.hint, self.path, line, col, p.entry,
+                                            fixable=RULES[p.code].stage == "source")
+            scan.findings.append(replace(finding, op_type=p.op_type))
         scan.findings.sort(key=lambda f: (f.line, f.col, f.code, f.entry))
         return scan
 

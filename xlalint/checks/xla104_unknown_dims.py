@@ -28,4 +28,4 @@ def check(graph: OpGraph, ctx: Context):
 
 
 RULE = Rule("XLA104", "unknown-dims", "warning",
-            "The entry's signature has unknown dimensions: one compilation per input shape.", check)
+            "The entry's signature has unknown dimensions: one compilation per input shape.", check=check)

@@ -1,4 +1,4 @@
-"""XLA101 non-constant-shape-input and XLA102 value-specialized-input.
+"""Which values XLA can know when it compiles: the constant provenance behind XLA101/102/103/106.
 
 Some op inputs (shapes, sizes, axes, permutations, multiples...) must be known
 when XLA compiles. Following each such input back through the graph gives one
@@ -7,22 +7,18 @@ of three answers:
 * constant: built from constants and static shapes (``tf.shape`` is static
   under XLA);
 * specialized: it depends on an argument's or a variable's value; a real
-  ``jit_compile`` call bakes the value in and recompiles for each new one
-  (XLA102, warning);
+  ``jit_compile`` call bakes the value in and recompiles for each new one;
 * never constant: it depends on a random op, a value carried around a while
-  loop, a while loop's result, or another data source; compilation fails
-  (XLA101, error).
+  loop, a while loop's result, or another data source; compilation fails.
 """
 
 from __future__ import annotations
 
 import operator
 
-import networkx as nx
-
-from xlalint.checks.api_names import call_name, describe
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.analyses.api_names import describe
 from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
+from xlalint.support import SupportTable
 
 CONSTANT, SPECIALIZED, NEVER = 0, 1, 2
 # Inputs the compiler accepts as bounded-dynamic values when they can never be constant
@@ -217,11 +213,17 @@ def _accepts_dynamic(graph: OpGraph, node: dict, arg: str) -> bool:
     return False
 
 
-def constant_inputs(graph: OpGraph, ctx: Context):
-    """``(node, input, verdict, reason)`` for every compile-time-constant input."""
-    tracer = ValueTracer(graph, ctx.support.metadata_ops)
+def constant_inputs(graph: OpGraph, support: SupportTable) -> list[tuple[dict, dict, int, str]]:
+    """``(node, input, verdict, reason)`` for every compile-time-constant input that is not constant,
+    once per graph (several rules ask)."""
+    return graph.analysis(("constant_inputs", id(support)), lambda: list(_non_constant_inputs(graph, support)))
+
+
+def _non_constant_inputs(graph: OpGraph, support: SupportTable):
+    tracer = ValueTracer(graph, support.metadata_ops)
+    seen = set()
     for node in graph.nodes():
-        needed = ctx.support.const_inputs.get(node["type"])
+        needed = support.const_inputs.get(node["type"])
         if not needed:
             continue
         for inp in node["inputs"]:
@@ -229,11 +231,12 @@ def constant_inputs(graph: OpGraph, ctx: Context):
                 verdict, reason = tracer.value(inp["src"], inp["index"])
                 if verdict == NEVER and _accepts_dynamic(graph, node, inp["arg"]):
                     continue  # compiled as a bounded dynamic value
-                if verdict != CONSTANT:
+                if verdict != CONSTANT and (node["id"], inp["arg"]) not in seen:
+                    seen.add((node["id"], inp["arg"]))
                     yield node, inp, verdict, reason
 
 
-def _unsized_lists(graph: OpGraph):
+def unsized_lists(graph: OpGraph):
     """EmptyTensorList ops whose max_num_elements is -1: XLA needs a fixed tensor list size."""
     for node in graph.nodes():
         if node["type"] == "EmptyTensorList":
@@ -241,76 +244,3 @@ def _unsized_lists(graph: OpGraph):
             value = small_value(graph, size["src"]) if size else None
             if value is not None and value and value[0] < 0:
                 yield node
-
-
-def check(graph: OpGraph, ctx: Context):
-    for node in _unsized_lists(graph):
-        yield Hit(
-            "XLA101",
-            f"{describe(node['type'])} needs a fixed number of elements under XLA, but it has none (-1): "
-            "a while loop differentiated (or a TensorArray grown) without maximum_iterations",
-            "Give the tf.while_loop a maximum_iterations (an upper bound known in Python).",
-            node=node["id"], api="while_loop",
-        )
-    seen = set()
-    for node, inp, verdict, reason in constant_inputs(graph, ctx):
-        if (node["id"], inp["arg"]) in seen:
-            continue
-        seen.add((node["id"], inp["arg"]))
-        what = f"input `{inp['arg']}` of {describe(node['type'])}"
-        if verdict == NEVER:
-            yield Hit(
-                "XLA101",
-                f"{what} must be a compile-time constant, but it comes from {reason}",
-                "Compute it from static shapes and constants (tf.shape is static under XLA), "
-                "or move this op out of the compiled function.",
-                node=node["id"], api=call_name(node["type"]),
-            )
-        else:
-            yield Hit(
-                "XLA102",
-                f"{what} depends on {reason}: XLA compiles it as a constant and recompiles for every new value",
-                "Derive it from static shapes, make it a Python constant, or pad to a few fixed sizes.",
-                node=node["id"], api=call_name(node["type"]),
-            )
-
-
-GROWING_OPS = frozenset({"ConcatV2", "Concat", "Pad", "PadV2", "MirrorPad"})
-
-
-def _grows(graph: OpGraph, while_node: dict, position: int) -> bool:
-    """The body returns loop variable ``position`` from a concat/pad of itself."""
-    (body,) = while_node["calls"]["body"]
-    src = graph.body_result(while_node, position)
-    return (graph.node(src)["type"] in GROWING_OPS
-            and graph.functions[body]["inputs"][position] in nx.ancestors(graph.graph, src))
-
-
-def loop_shape_check(graph: OpGraph, ctx: Context):
-    """XLA105: a loop variable enters a while loop with a static shape, leaves it with a less known
-    one, and the body makes it with concat/pad from itself: it grows, which XLA cannot compile."""
-    for node in graph.nodes():
-        if node["type"] not in WHILE_OPS:
-            continue
-        for position, (inp, out) in enumerate(zip(node["inputs"], node["outputs"])):
-            before, after = inp.get("shape"), out.get("shape")
-            if inp["dtype"] in ("variant", "resource") or before is None or None in before:
-                continue
-            if after != before and _grows(graph, node, position):
-                yield Hit(
-                    "XLA105",
-                    f"loop variable {position} of the while loop enters with shape {before} and may leave "
-                    f"with {after}: XLA needs every loop variable to keep its shape",
-                    "Pad to the final size before the loop and write into it (tf.tensor_scatter_nd_update, "
-                    "a TensorArray of fixed size), instead of growing a tensor with tf.concat.",
-                    node=node["id"], api="while_loop",
-                )
-                break
-
-
-LOOP_SHAPE = Rule("XLA105", "loop-shape-change", "error",
-                  "A while loop changes the shape of a loop variable.", loop_shape_check)
-NON_CONSTANT = Rule("XLA101", "non-constant-shape-input", "error",
-                    "A shape/size/axis input can never be a compile-time constant.", check)
-VALUE_SPECIALIZED = Rule("XLA102", "value-specialized-input", "warning",
-                         "A shape/size/axis input depends on runtime values: one compilation per value.", check)

@@ -1,4 +1,4 @@
-"""XLA2xx: constructs that XLA compiles and runs, returning a different result without an error.
+"""TensorArray writes that may grow the array, which XLA silently does not (behind XLA201/XLA202).
 
 A ``TensorArray(dynamic_size=True)`` writes with ``resize_if_index_out_of_bounds``; XLA keeps the
 list at its initial size and drops a write past it or puts it on the last element
@@ -9,13 +9,24 @@ known at run time (XLA202).
 
 from __future__ import annotations
 
-from xlalint.checks.base import Context, Hit, Rule
-from xlalint.checks.constant_inputs import small_value
+from dataclasses import dataclass
+
+from xlalint.analyses.values import small_value
 from xlalint.opgraph import PASS_THROUGH, WHILE_OPS, OpGraph
 
 HANDLE_UPDATES = frozenset({"TensorListSetItem", "TensorListPushBack", "TensorListPopBack"})
 HINT = ("Create the TensorArray with its final size and dynamic_size=False (bound the loop with "
         "maximum_iterations and size the array to it), or build the result with a tensor of that size.")
+
+
+@dataclass(frozen=True)
+class GrowingWrite:
+    """A resizing write: ``past`` a constant index at or past the initial size ``smallest``, ``empty``
+    into an array that starts empty, or ``maybe`` (size or index known only at run time)."""
+
+    node: dict
+    kind: str
+    smallest: int | None  # None: known only at run time
 
 
 def _input(node: dict, arg: str) -> dict | None:
@@ -52,7 +63,12 @@ def _initial_sizes(graph: OpGraph, src: str, index: int, seen: set) -> list[int 
     return [None]
 
 
-def check(graph: OpGraph, ctx: Context):
+def growing_writes(graph: OpGraph) -> list[GrowingWrite]:
+    """Every TensorArray write that is or may be past its array's initial size, once per graph."""
+    return graph.analysis("growing_writes", lambda: list(_growing_writes(graph)))
+
+
+def _growing_writes(graph: OpGraph):
     for node in graph.nodes():
         if node["type"] != "TensorListSetItem" or not node["attrs"].get("resize_if_index_out_of_bounds"):
             continue
@@ -60,29 +76,9 @@ def check(graph: OpGraph, ctx: Context):
         sizes = _initial_sizes(graph, handle["src"], handle["index"], set()) or [None]
         index = _input(node, "index")
         value = small_value(graph, index["src"]) if index else None
-        known = None not in sizes
-        smallest = min(sizes) if known else None
-        if value is not None and known:
-            if value[0] < smallest:
-                continue  # within the initial size: XLA writes it as TensorFlow does
-            yield Hit("XLA201", f"this write goes past the initial size ({smallest}) of a TensorArray(dynamic_size="
-                      "True); under XLA the array keeps that size and the write is dropped or lands on its last "
-                      "element, without an error", HINT, node=node["id"], api="write")
-        elif known and smallest == 0:
-            yield Hit("XLA201", "this write grows a TensorArray(dynamic_size=True) that starts empty; under XLA the "
-                      "array keeps size 0 and comes back empty or cut short, without an error",
-                      HINT, node=node["id"], api="write")
+        smallest = None if None in sizes else min(sizes)
+        if value is not None and smallest is not None:
+            if value[0] >= smallest:  # within the initial size XLA writes it as TensorFlow does
+                yield GrowingWrite(node, "past", smallest)
         else:
-            size = f"initial size {smallest}" if known else "an initial size known only at run time"
-            yield Hit("XLA202", f"this write may grow a TensorArray(dynamic_size=True) with {size}: under XLA a "
-                      "write past that size is dropped or lands on the last element, without an error",
-                      HINT + " If the loop never writes past the initial size, dynamic_size=True is not needed.",
-                      node=node["id"], api="write")
-
-
-RULE = Rule("XLA201", "tensor-array-grows", "error",
-            "A TensorArray(dynamic_size=True) grows past its initial size: XLA silently returns a cut-down result.",
-            check)
-MAY_GROW = Rule("XLA202", "tensor-array-may-grow", "warning",
-                "A TensorArray(dynamic_size=True) may grow at run time: XLA would silently cut the result short.",
-                check)
+            yield GrowingWrite(node, "empty" if smallest == 0 else "maybe", smallest)

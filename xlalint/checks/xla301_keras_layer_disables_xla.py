@@ -28,4 +28,4 @@ def check(graph: OpGraph, ctx: Context):
 
 
 RULE = Rule("XLA301", "keras-layer-disables-xla", "warning",
-            "A Keras layer makes Keras train and run the whole model without XLA.", check)
+            "A Keras layer makes Keras train and run the whole model without XLA.", check=check)

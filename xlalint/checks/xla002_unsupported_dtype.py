@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlalint.checks.api_names import call_name, describe
+from xlalint.analyses.api_names import call_name, describe
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import OpGraph
 
@@ -52,4 +52,5 @@ def check(graph: OpGraph, ctx: Context):
             )
 
 
-RULE = Rule("XLA002", "unsupported-dtype", "error", "The op's XLA kernel does not accept this dtype.", check)
+RULE = Rule("XLA002", "unsupported-dtype", "error", "The op's XLA kernel does not accept this dtype.",
+            check=check)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from xlalint.checks.api_names import call_name, describe
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.analyses.api_names import call_name, describe
+from xlalint.checks.base import Context, Fix, Hit, Rule
 from xlalint.opgraph import OpGraph
 
 # Function arguments: XLA sees them as _Arg; their dtypes are XLA002's business.
@@ -90,4 +90,6 @@ def _gpu_kernels(graph: OpGraph, ctx: Context):
         )
 
 
-RULE = Rule("XLA001", "unsupported-op", "error", "The op has no XLA kernel on the target device.", check)
+# Under auto-clustering (only) the op can be left out of the clusters: the fix wraps its statement.
+RULE = Rule("XLA001", "unsupported-op", "error", "The op has no XLA kernel on the target device.", check=check,
+            fix=Fix("jit-scope", "safe", "wrap the statement in jit_scope(compile_ops=False)"))
