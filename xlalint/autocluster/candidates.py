@@ -28,11 +28,11 @@ def find_candidates(model: Model) -> None:
         if unit.kind == "op" and (is_stateful(unit.type) or unit.type in RESOURCE_READS) \
                 and not unit.type.startswith(("Stack", "TensorArray")):
             model.reason.setdefault(model.group[key], f"stateful op whose value {model.units[user].type} "
-                                                    "needs at compile time: kept out of clusters")
+                                                     "needs at compile time: kept out of clusters")
     for rep, (fused_type, members) in model.fused.items():
         names = "+".join(model.units[m].type for m in members)
         model.reason[rep] = (f"Grappler fuses {names} into {fused_type} on {model.device} before clustering, "
-                            "and that op has no XLA kernel")
+                             "and that op has no XLA kernel")
     for key, unit in model.units.items():
         rep = model.group[key]
         if rep in model.fused:

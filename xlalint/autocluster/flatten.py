@@ -35,8 +35,6 @@ def _lowered(node: dict) -> bool:
 
 
 @dataclass
-
-
 class Unit:
     """One op of the flattened graph (``key`` is its qualified name)."""
 

@@ -1,12 +1,13 @@
 """Stage 2: the Grappler rewrites that run before clustering and change what it sees.
 
-``constant_folding.cc``: values computed from constants only are folded, and ``x*1``,
-``x+0``... are removed when the constant's value is exported. ``arithmetic_optimizer.cc``:
-``Floor(Floor(x))`` and shape-preserving reductions are removed. On CPU only (Grappler skips
-both on GPU): chains of two or more unary float ops become one ``_UnaryOpsComposition``
-(``arithmetic_optimizer.cc``; compiled, counted as one op, without the ``_XlaCompile`` attrs of
-the ops it replaces), and ``MatMul``/``Conv2D``... + ``BiasAdd`` (+ an activation) become
-``_FusedMatMul``/``_FusedConv2D``... (``remapper.cc``), which XLA cannot compile.
+``constant_folding.cc``: values computed from constants only are folded, as are
+``Shape``/``Size``/``Rank`` of fully known shapes; ``x*1``, ``x+0``... (when the constant's
+value is exported) and reductions that keep their input's shape are removed.
+``arithmetic_optimizer.cc``: an idempotent op applied twice (``Floor(Floor(x))``) is removed.
+On CPU only (Grappler skips both on GPU): chains of two or more unary float ops become one
+``_UnaryOpsComposition`` (``arithmetic_optimizer.cc``; compiled, counted as one op, without the
+``_XlaCompile`` attrs of the ops it replaces), and ``MatMul``/``Conv2D``... + ``BiasAdd`` (+ an
+activation) become ``_FusedMatMul``/``_FusedConv2D``... (``remapper.cc``), which XLA cannot compile.
 """
 
 from __future__ import annotations
