@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from xlalint.opgraph import OpGraph
+from xlalint.wire import FORMAT
 
 
 class GraphBuilder:
@@ -41,5 +42,5 @@ class GraphBuilder:
             [o, 0] if isinstance(o, str) else list(o) for o in outputs]
 
     def build(self) -> OpGraph:
-        return OpGraph({"root": self.root, "num_args": self.num_args, "functions": self.functions,
+        return OpGraph({"format": FORMAT, "root": self.root, "num_args": self.num_args, "functions": self.functions,
                         "nodes": self.nodes})

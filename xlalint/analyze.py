@@ -22,6 +22,7 @@ from xlalint.sourcemap import Location, column, locate
 from xlalint.static.limits import refusal
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
+from xlalint.wire import FORMAT
 from xlalint.worker_client import WorkerError, run_worker
 
 SOURCE_CODES = frozenset(code for code, rule in RULES.items() if rule.stage == "source")
@@ -31,7 +32,7 @@ NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, d
 
 
 # The graph of an entry that could not be traced: the rules that need no trace (XLA301) still run.
-NO_GRAPH = {"root": "-", "num_args": 0, "functions": {"-": {"inputs": [], "outputs": []}}, "nodes": []}
+NO_GRAPH = {"format": FORMAT, "root": "-", "num_args": 0, "functions": {"-": {"inputs": [], "outputs": []}}, "nodes": []}
 
 
 @dataclass

@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 from xlalint import __version__
+from xlalint.wire import FORMAT
 
-GRAPH_FORMAT = 4  # bump when the worker's graph records change (e.g. a new exported attr)
 DEFAULT_MAX_MB = 512
 STALE_TMP_S = 3600  # a *.tmp this old is a write that never finished
 
@@ -55,7 +55,8 @@ def _checksum(result: dict) -> str:
 def _entry_ok(entry) -> bool:
     return (isinstance(entry, dict) and isinstance(entry.get("name"), str) and type(entry.get("line")) is int
             and isinstance(entry.get("kind"), str) and isinstance(entry.get("signature"), list)
-            and isinstance(entry.get("graph"), (dict, type(None)))
+            and (entry.get("graph") is None or isinstance(entry["graph"], dict)
+                 and entry["graph"].get("format") == FORMAT)
             and isinstance(entry.get("error"), (str, type(None))))
 
 
@@ -109,7 +110,7 @@ def clear(directory: str | Path) -> tuple[int, int]:
 class ResultCache:
     def __init__(self, directory: str | Path, tensorflow: str | None, max_mb: int = DEFAULT_MAX_MB):
         self.directory = Path(directory)
-        self.salt = {"xlalint": __version__, "graph": GRAPH_FORMAT, "tensorflow": tensorflow,
+        self.salt = {"xlalint": __version__, "graph": FORMAT, "tensorflow": tensorflow,
                      "python": sys.version.split()[0]}
         self.max_bytes = max_mb * 2**20  # 0: no limit
         self._held: int | None = None  # bytes in the directory, counted at the first write

@@ -17,6 +17,7 @@ from pathlib import Path
 import networkx as nx
 
 from xlalint.gc_pause import gc_paused
+from xlalint.wire import check_format
 
 
 WHILE_OPS = frozenset({"While", "StatelessWhile"})
@@ -28,6 +29,7 @@ PASS_THROUGH = frozenset({"Identity", "IdentityN"})
 class OpGraph:
     @gc_paused()
     def __init__(self, data: dict):
+        check_format(data)
         self.data = data
         self.root: str = data["root"]
         self.num_args: int = data["num_args"]

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from xlalint.backend.frames import innermost_user_frames
 from xlalint.gc_pause import gc_paused
+from xlalint.wire import FORMAT
 
 
 def _shape(tensor_shape):
@@ -142,4 +143,4 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
                     sub = graph._get_function(called) or root._get_function(called)  # noqa: SLF001
                     if sub is not None and getattr(sub, "graph", None) is not None:
                         pending.append((called, sub.graph, layer))
-    return {"root": root.name, "num_args": num_args, "functions": functions, "nodes": nodes}
+    return {"format": FORMAT, "root": root.name, "num_args": num_args, "functions": functions, "nodes": nodes}

@@ -13,6 +13,7 @@ from xlalint.backend.frames import user_frames
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.keras_sites import LayerRecorder
 from xlalint.specs import Spec, parse_spec
+from xlalint.wire import entry_record
 
 
 def _as_spec(value) -> Spec:
@@ -53,8 +54,8 @@ def trace_object(obj, specs: tuple, verify: str | None = None) -> tuple[dict, st
         raise ValueError(candidate.reason)
     with recorder.installed():
         concrete, num_args = candidate.trace()
-    raw = {"name": name, "line": candidate.line, "kind": candidate.kind, "signature": candidate.signature,
-           "graph": export_graph(concrete, num_args, recorder.layer_of), "jit_compile": candidate.jit_compile}
+    raw = entry_record(name, candidate.line, candidate.kind, candidate.jit_compile, candidate.signature,
+                       graph=export_graph(concrete, num_args, recorder.layer_of))
     if verify:
         from xlalint.backend.verify import verify_entry
 

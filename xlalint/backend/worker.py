@@ -19,6 +19,7 @@ import traceback
 
 from xlalint.backend.frames import is_user_file
 from xlalint.specs import parse_spec
+from xlalint.wire import entry_record
 
 
 MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
@@ -64,8 +65,8 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                for t in request.get("targets", [])}
     entries = []
     for candidate in discover(module, source, targets, request["discover"]):
-        entry = {"name": candidate.name, "line": candidate.line, "kind": candidate.kind,
-                 "jit_compile": candidate.jit_compile, "error": candidate.reason, "graph": None}
+        entry = entry_record(candidate.name, candidate.line, candidate.kind, candidate.jit_compile,
+                             candidate.signature, error=candidate.reason)
         if candidate.traceable:
             try:
                 started = time.perf_counter()
@@ -84,7 +85,6 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                 entry["keras_layers"] = layers_without_jit(candidate.model, recorder.site_of)
             except Exception:  # a user model whose layers cannot be listed: no XLA301 for it
                 pass
-        entry["signature"] = candidate.signature
         entries.append(entry)
     return entries
 
@@ -105,9 +105,8 @@ def _trace_saved_model(path: str) -> list[dict]:
     entries = []
     for key, concrete in sorted(loaded.signatures.items()):
         specs = tf.nest.flatten(concrete.structured_input_signature)
-        entries.append({"name": key, "line": 1, "kind": "saved-model-signature", "jit_compile": None,
-                        "error": None, "signature": [spec_json(s) for s in specs],
-                        "graph": export_graph(concrete, len(specs), lambda graph, op_name: None)})
+        entries.append(entry_record(key, 1, "saved-model-signature", None, [spec_json(s) for s in specs],
+                                    graph=export_graph(concrete, len(specs), lambda graph, op_name: None)))
     return entries
 
 

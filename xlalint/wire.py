@@ -1,0 +1,117 @@
+"""The records that cross from the tracing process to the parent, and land in caches and saved graphs.
+
+Plain JSON-ready dicts, typed here once. ``FORMAT`` is written into every exported graph (and
+so into every cache entry and saved graph); a graph of another format is refused on load with
+a clear message instead of being misread.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+FORMAT = 5  # bump when any record below changes shape (e.g. a new exported attr)
+
+
+class FormatError(ValueError):
+    """A graph written by another version of xlalint's exporter."""
+
+
+class Tensor(TypedDict):
+    dtype: str
+    shape: list[int | None] | None  # None: unknown rank; None in it: unknown dimension
+
+
+class Input(Tensor):
+    src: str  # id of the producing op
+    index: int  # which output of it
+    arg: str | None  # the op-def argument name ("shape", "axis"...)
+
+
+class OpNode(TypedDict, total=False):
+    id: str  # "function:op_name"
+    name: str
+    type: str
+    function: str
+    attrs: dict  # dtype attrs, e.g. {"T": "float32"}
+    calls: dict[str, list[str]]  # function-typed attrs -> called function names
+    inputs: list[Input]
+    outputs: list[Tensor]
+    frames: list[list]  # [[file, line, function]]: the innermost user frame
+    layer: dict | None  # the Keras layer that made the op (keras_sites.LayerSite.to_json)
+    value: list | None  # a small integer constant's value
+    xla_attrs: dict  # XLA-relevant attrs (_XlaCompile, _XlaScope...), only where present
+
+
+class Graph(TypedDict):
+    format: int
+    root: str
+    num_args: int
+    functions: dict[str, dict]  # name -> {"inputs": [op ids], "outputs": [[op id, index]]}
+    nodes: list[OpNode]
+
+
+class VerifyRecord(TypedDict):
+    """What compiling and running an entry with and without XLA showed (docs/verify.md)."""
+
+    device: str | None
+    compiled: bool
+    error: str | None
+    error_op: str | None
+    allclose: bool | None
+    max_abs_diff: float | None
+    compile_s: float | None
+    xla_step_s: float | None
+    tf_step_s: float | None
+    speedup: float | None
+    compilations: int | None
+    xla_peak_bytes: int | None
+    tf_peak_bytes: int | None
+    memory_method: str | None
+    training_step: bool
+
+
+class EntryRecord(TypedDict, total=False):
+    name: str
+    line: int
+    kind: str  # "function" | "tf.function" | "keras-model" | "keras-builder" | "saved-model-signature"
+    jit_compile: bool | None
+    error: str | None  # why it was not traced
+    graph: Graph | None
+    signature: list[dict]  # [{"dtype", "shape"}] of the arguments
+    keras_layers: list[dict]  # layers Keras runs without XLA (XLA301)
+    verify: VerifyRecord
+    timing: dict  # {"trace_s", "export_s"}
+
+
+class Request(TypedDict, total=False):
+    path: str
+    targets: list[dict]  # [{"name", "specs"}]
+    discover: bool  # also find entries by discovery, not only the named targets
+    verify: dict | None  # {"device": None | "cpu" | "gpu"}
+    saved_model: bool
+    result: str  # where the child writes its FileResult (set by the worker client)
+    log: str  # where the child's output goes
+
+
+class FileResult(TypedDict, total=False):
+    type: str  # "file"
+    path: str
+    entries: list[EntryRecord]
+    error: str | None
+    deps: list[str]  # user files loaded or opened: what a cached result depends on
+    seconds: float
+
+
+def entry_record(name: str, line: int, kind: str, jit_compile: bool | None, signature: list[dict],
+                 graph: Graph | None = None, error: str | None = None) -> EntryRecord:
+    """The one builder of an entry record (worker, in-process API, SavedModel signatures)."""
+    return {"name": name, "line": line, "kind": kind, "jit_compile": jit_compile, "error": error,
+            "graph": graph, "signature": signature}
+
+
+def check_format(graph: dict) -> None:
+    """Refuse a graph of another exporter format (e.g. saved by an older xlalint)."""
+    found = graph.get("format")
+    if found != FORMAT:
+        raise FormatError(f"graph format {found} is not this xlalint's ({FORMAT}): trace the file again "
+                          "(or save the graph again with --save-graphs)")
