@@ -59,7 +59,8 @@ def train_step(images, labels):
 
 def breakdown(path: str, device: str) -> dict:
     """Seconds per stage of one xlalint run on ``path``, measured from this process."""
-    from xlalint.analyze import Options, _collect_file, _unused_suppressions
+    from xlalint.engine import _collect_file, _unused_suppressions
+    from xlalint.settings import Options
     from xlalint.checks import Context, run_checks
     from xlalint.opgraph import OpGraph
     from xlalint.report import EMITTERS

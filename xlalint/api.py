@@ -11,13 +11,13 @@ imported here only when ``check`` is called).
 
 from __future__ import annotations
 
-from xlalint.analyze import Options, findings_for_traced_entry
+from xlalint.entry_findings import findings_for_traced_entry
 from xlalint.checks import resolve_codes
-from xlalint.config import DEVICES, MODES
+from xlalint.settings import DEFAULT_DEVICE, DEVICES, MODES, VERIFY_DEVICES, Options
 from xlalint.results import Entry, Report
 
 
-def check(fn_or_model, *specs, device: str = "gpu", mode: str = "jit", select=None, ignore=(),
+def check(fn_or_model, *specs, device: str = DEFAULT_DEVICE, mode: str = "jit", select=None, ignore=(),
           verify: str | None = None) -> Report:
     """Trace ``fn_or_model`` and run every rule on it.
 
@@ -32,7 +32,7 @@ def check(fn_or_model, *specs, device: str = "gpu", mode: str = "jit", select=No
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     from xlalint.backend.inprocess import trace_object
 
-    if verify not in (None, "auto", "cpu", "gpu"):
+    if verify is not None and verify not in VERIFY_DEVICES:
         raise ValueError(f"verify must be auto, cpu or gpu, not {verify!r}")
     raw, path, tensorflow = trace_object(fn_or_model, specs, verify)
     options = Options(device=device, select=resolve_codes(select, list(ignore)))
@@ -44,7 +44,7 @@ def check(fn_or_model, *specs, device: str = "gpu", mode: str = "jit", select=No
     return report
 
 
-def assert_xla_compatible(fn_or_model, *specs, device: str = "gpu", **kwargs) -> Report:
+def assert_xla_compatible(fn_or_model, *specs, device: str = DEFAULT_DEVICE, **kwargs) -> Report:
     """Fail (AssertionError) when anything blocks XLA; the message lists every finding with its line."""
     report = check(fn_or_model, *specs, device=device, **kwargs)
     if not report.ok:

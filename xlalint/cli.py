@@ -11,21 +11,21 @@ import sys
 from pathlib import Path
 
 from xlalint import __version__
-from xlalint.analyze import Options, analyze, static_report
+from xlalint.engine import analyze, static_report
 from xlalint.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
 from xlalint.cache import DEFAULT_MAX_MB, clear
 from xlalint.files import collect_files
 from xlalint.checks import resolve_codes
-from xlalint.config import MODES, ConfigError, config_targets, find_config, load_config
+from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.coverage import auto_jit_sites, below
 from xlalint.report import EMITTERS
 from xlalint.results import Report
 from xlalint.progress import progress_for
 from xlalint.specs import SpecError, parse_spec
-from xlalint.support import DEVICES, cache_dir
+from xlalint.settings import DEFAULT_DEVICE, DEVICES, MODES, VERIFY_DEVICES, Options
+from xlalint.support import cache_dir
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-VERIFY_DEVICES = ("auto", "cpu", "gpu")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,7 +79,7 @@ def _check_parser() -> argparse.ArgumentParser:
                         "(default: the entries in [tool.xlalint], else .)")
     parser.add_argument("--spec", action="append", default=[], metavar="DTYPE[DIMS]",
                         help='argument spec for every FILE::NAME given, in order, e.g. "float32[8,224,224,3]"')
-    parser.add_argument("--device", choices=DEVICES, help="target XLA device (default: gpu)")
+    parser.add_argument("--device", choices=DEVICES, help=f"target XLA device (default: {DEFAULT_DEVICE})")
     parser.add_argument("--mode", choices=MODES,
                         help="jit (default): what if each entry had jit_compile=True; autocluster: also predict "
                         "the clusters TF_XLA_FLAGS=--tf_xla_auto_jit=2 would form (docs/autocluster.md)")
@@ -175,7 +175,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
         for name, specs in named.items():
             targets.setdefault(path, {}).setdefault(name, specs)
     options = Options(
-        device=args.device or config.device or "gpu",
+        device=args.device or config.device or DEFAULT_DEVICE,
         timeout=args.timeout or config.timeout or 120.0,
         max_memory=_first(args.max_memory, config.max_memory, Options.max_memory),
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
@@ -321,7 +321,7 @@ def _ops_main(argv: list[str]) -> int:
 
     parser = _Parser(prog="xlalint ops", description="Print the XLA support table.")
     parser.add_argument("ops", nargs="*", metavar="OP", help="op types to show (default: all)")
-    parser.add_argument("--device", choices=DEVICES, default="gpu")
+    parser.add_argument("--device", choices=DEVICES, default=DEFAULT_DEVICE)
     args = parser.parse_args(argv)
     text, code = render(load_support(installed_tensorflow()), args.device, args.ops)
     print(text)

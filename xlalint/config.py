@@ -16,10 +16,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+from xlalint.settings import DEVICES, MODES
 from xlalint.specs import SpecError, parse_spec
 
-DEVICES = ("cpu", "gpu", "tpu")
-MODES = ("jit", "autocluster")
 KEYS = ("device", "mode", "timeout", "max-memory", "cache-max-mb", "select", "ignore", "per-file-ignores",
         "entries", "specs", "baseline", "min-coverage")
 

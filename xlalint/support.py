@@ -20,7 +20,6 @@ from importlib import metadata
 from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
-DEVICES = ("cpu", "gpu", "tpu")
 APPROXIMATE_DEVICES = frozenset({"tpu"})
 _TPU_UNSUPPORTED_DTYPES = frozenset({"complex128"})
 

@@ -19,6 +19,15 @@ RULE = Rule("XLA402", "xla-devices-flag", "warning",
 SETS_FLAG = re.compile(r"TF_XLA_FLAGS\b.*?(--tf_xla_enable_xla_devices)(?!=(?:false|0)\b)", re.IGNORECASE)
 
 
+def env_file_findings(path: str, shown_path: str) -> list[Finding]:
+    """XLA402 in the shell script or Dockerfile at ``path`` (an unreadable one has nothing to say)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return scan_env_file(shown_path, handle.read())
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
 def scan_env_file(path: str, text: str) -> list[Finding]:
     """XLA402 in a shell script or Dockerfile."""
     findings = []

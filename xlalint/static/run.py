@@ -9,6 +9,7 @@ from itertools import repeat
 
 import libcst as cst
 
+from xlalint.checks.xla402_xla_devices_flag import env_file_findings
 from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, read_source
 from xlalint.results import Entry, FileError, Finding, Report
 from xlalint.static.api_table import load_table
@@ -23,9 +24,7 @@ def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list
     """Entries (one per compiled function), findings and errors of one file."""
     shown = display_path(path)
     if is_env_file(path) and not path.endswith(".py"):
-        from xlalint.analyze import env_findings
-
-        return [], env_findings(path), []
+        return [], env_file_findings(path, shown), []
     if is_saved_model(path):
         return [], [], [FileError(shown, "a SavedModel is checked by tracing it: run without --static")]
     source, error = read_source(path)
