@@ -271,6 +271,7 @@ def test_fixtures_cover_the_cases():
             "stateful_random", "tiny"} <= names
 
 
+@pytest.mark.tf  # TensorFlow runs in bench/_autocluster_truth.py's child, out of the marker's sight
 def test_predicted_clusters_agree_with_tensorflow(agreement, capsys):
     with capsys.disabled():
         print("\nauto-clustering: xlalint's prediction vs TensorFlow's mark_for_compilation (CPU)")

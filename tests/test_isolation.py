@@ -132,6 +132,7 @@ def test_a_module_that_forks_at_import_is_reported_once_and_the_next_file_still_
     assert ("z.py", 7, "XLA001") in _findings(report) and report["errors"] == [] and code == 1
 
 
+@pytest.mark.tf  # starts the CLI itself
 def test_the_working_directory_does_not_shadow_the_standard_library(tmp_path):
     """`xlalint` (the console script) run where a ./json.py lives: the worker imports the real json."""
     _write(tmp_path, {"json.py": "raise SystemExit('the json.py of the working directory was imported')\n",
@@ -195,6 +196,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.tf  # starts the CLI itself
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_stops_the_run_and_everything_it_started(tmp_path, sig, code):
     _write(tmp_path, {"hangs.py": HANGS, "other.py": BLOCKER.format(comment="")})

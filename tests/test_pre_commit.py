@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 
+import pytest
 from conftest import REPO
 
 
@@ -21,6 +22,7 @@ def _try_repo(project, tmp_path, hook):
     )
 
 
+@pytest.mark.tf  # the full hook installs and runs TensorFlow
 def test_hooks_run_from_this_repo_on_a_project(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
