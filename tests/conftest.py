@@ -44,16 +44,23 @@ def run_xlalint(*args: str, cwd: Path = REPO, env: dict | None = None, text: boo
     return _run(args, cwd, env or {}, text)
 
 
-def run_json(*args: str, **kwargs) -> tuple[dict, int]:
-    done = run_xlalint(*args, "--format", "json", **kwargs)
+def _report(done: subprocess.CompletedProcess) -> tuple[dict, int]:
     assert done.stdout.strip(), done.stderr
     return json.loads(done.stdout), done.returncode
+
+
+def run_json(*args: str, **kwargs) -> tuple[dict, int]:
+    return _report(run_xlalint(*args, "--format", "json", **kwargs))
 
 
 def run_without_tf(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
     """The command line with TensorFlow unimportable: for runs that must never need it (static mode, usage)."""
     path = os.pathsep.join(filter(None, [str(NO_TF), os.environ.get("PYTHONPATH")]))
     return _run(args, cwd, {**(env or {}), "PYTHONPATH": path}, True)
+
+
+def json_without_tf(*args: str, **kwargs) -> tuple[dict, int]:
+    return _report(run_without_tf(*args, "--format", "json", **kwargs))
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import REPO, run_json, run_xlalint
+from conftest import REPO, run_json, run_without_tf, run_xlalint
 
 from xlalint.baseline import apply_baseline, with_fingerprints
 from xlalint.results import Finding
@@ -97,12 +97,12 @@ def test_apply_baseline_matches_each_record_once():
 
 def test_a_bad_baseline_is_a_usage_error_before_tracing(tmp_path):
     (tmp_path / "m.py").write_text("import tensorflow as tf\n")
-    done = run_xlalint("m.py", "--baseline", "missing.json", cwd=tmp_path)
+    done = run_without_tf("m.py", "--baseline", "missing.json", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("xlalint: error: missing.json: cannot read the baseline")
     (tmp_path / "bad.json").write_text('{"version": 99, "findings": []}')
-    done = run_xlalint("m.py", "--baseline", "bad.json", cwd=tmp_path)
+    done = run_without_tf("m.py", "--baseline", "bad.json", cwd=tmp_path)
     assert done.returncode == 2 and "not an xlalint baseline (version 1) file" in done.stderr
     (tmp_path / "pyproject.toml").write_text('[tool.xlalint]\nbaseline = "ci/known.json"\n')
-    done = run_xlalint("m.py", cwd=tmp_path)
+    done = run_without_tf("m.py", cwd=tmp_path)
     assert done.returncode == 2 and "known.json: cannot read the baseline" in done.stderr

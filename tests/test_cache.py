@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import run_json, run_xlalint
+from conftest import run_json, run_without_tf
 from xlalint.cache import ResultCache
 
 BLOCK_TF = "import sys\nsys.modules['tensorflow'] = None\n"  # any TensorFlow import now fails
@@ -167,6 +167,6 @@ def test_clear_cache_removes_entries_only(tmp_path):
     cache, request, result = _stored(tmp_path)
     cache.put(request, result)
     (cache.directory / "notes.txt").write_text("mine")
-    done = run_xlalint("--clear-cache", "--cache-dir", str(cache.directory))
+    done = run_without_tf("--clear-cache", "--cache-dir", str(cache.directory))
     assert done.returncode == 0 and "removed 1 cached file(s)" in done.stderr
     assert sorted(p.name for p in cache.directory.iterdir()) == ["notes.txt"]

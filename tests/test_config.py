@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import REPO, run_json, run_xlalint
+from conftest import REPO, run_json, run_without_tf, run_xlalint
 from xlalint.config import ConfigError, find_config, load_config
 
 
@@ -48,7 +48,7 @@ def test_bad_config_names_the_key(tmp_path, table, message):
     src = _project(tmp_path, table)
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
         load_config(find_config([str(src)]))
-    done = run_xlalint(str(src), cwd=tmp_path)
+    done = run_without_tf(str(src), cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import REPO, run_json, run_xlalint
+from conftest import REPO, run_json, run_without_tf, run_xlalint
 
 from xlalint.coverage import auto_jit_sites, below, coverage, summary_lines
 from xlalint.results import Entry, Finding, Report
@@ -105,5 +105,5 @@ def test_no_coverage_line_without_traced_entries():
 
 
 def test_min_coverage_is_refused_with_static():
-    done = run_xlalint("--static", "--min-coverage", "50", str(REPO / "fixtures/coverage"))
+    done = run_without_tf("--static", "--min-coverage", "50", str(REPO / "fixtures/coverage"))
     assert done.returncode == 2 and "--min-coverage need tracing" in done.stderr

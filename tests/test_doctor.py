@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_xlalint
+from conftest import run_without_tf, run_xlalint
 
 from xlalint.doctor.flags import autoclustering, check_flags, library_names, parse_help, split_flags
 from xlalint.doctor.gpu_checks import toolchain_checks
@@ -205,7 +205,7 @@ def test_doctor_imports_without_tensorflow():
 
 
 def test_usage_error_exits_2():
-    done = run_xlalint("doctor", "--device", "tpu")
+    done = run_without_tf("doctor", "--device", "tpu")
     assert done.returncode == 2 and "invalid choice" in done.stderr
 
 

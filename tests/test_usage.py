@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import REPO, run_xlalint
+from conftest import REPO, run_without_tf, run_xlalint
 from xlalint.cli import _check_parser, _verify_alone
 
 MODEL = ("import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\n"
@@ -31,7 +31,7 @@ def _usage_error(done, message: str) -> None:
     (["--verify=m.py"], "argument --verify: invalid choice: 'm.py' (choose from 'auto', 'cpu', 'gpu')"),
 ])
 def test_bad_flag_values_are_one_line_usage_errors(tmp_path, flags, message):
-    _usage_error(run_xlalint(*flags, "m.py", cwd=tmp_path), message)
+    _usage_error(run_without_tf(*flags, "m.py", cwd=tmp_path), message)
 
 
 @pytest.mark.parametrize("content, message", [
@@ -45,7 +45,7 @@ def test_bad_flag_values_are_one_line_usage_errors(tmp_path, flags, message):
 def test_a_config_given_by_flag_must_hold_the_table(tmp_path, content, message):
     if content is not None:
         (tmp_path / "missing.toml").write_text(content)
-    _usage_error(run_xlalint("--config", "missing.toml", "m.py", cwd=tmp_path), message)
+    _usage_error(run_without_tf("--config", "missing.toml", "m.py", cwd=tmp_path), message)
 
 
 @pytest.mark.parametrize("argv, verify, paths", [
@@ -62,7 +62,7 @@ def test_verify_takes_a_device_or_leaves_the_path_alone(argv, verify, paths):
 
 
 def test_verify_followed_by_a_file_checks_that_file(tmp_path):
-    done = run_xlalint("--verify", "gone.py", "--format", "json", cwd=tmp_path)
+    done = run_without_tf("--verify", "gone.py", "--format", "json", cwd=tmp_path)
     report = json.loads(done.stdout)
     assert done.returncode == 2 and [e["path"] for e in report["errors"]] == ["gone.py"]
 
@@ -82,7 +82,7 @@ def test_sarif_is_no_success_when_tensorflow_cannot_be_imported(tmp_path):
 
 
 def test_clean_run_is_a_success_in_sarif(tmp_path):
-    done = run_xlalint(str(REPO / "fixtures/clean_and_untraceable.py"), "--static", "--format", "sarif")
+    done = run_without_tf(str(REPO / "fixtures/clean_and_untraceable.py"), "--static", "--format", "sarif")
     [invocation] = json.loads(done.stdout)["runs"][0]["invocations"]
     assert done.returncode == 0, done.stderr
     assert invocation == {"executionSuccessful": True, "toolExecutionNotifications": []}
