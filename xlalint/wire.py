@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-FORMAT = 5  # bump when any record below changes shape (e.g. a new exported attr)
+FORMAT = 6  # bump when any record below changes shape (e.g. a new exported attr)
 
 
 class FormatError(ValueError):
@@ -40,6 +40,7 @@ class OpNode(TypedDict, total=False):
     layer: dict | None  # the Keras layer that made the op (keras_sites.LayerSite.to_json)
     value: list | None  # a small integer constant's value
     xla_attrs: dict  # XLA-relevant attrs (_XlaCompile, _XlaScope...), only where present
+    stateful: bool  # the op registry marks the op stateful (TensorFlow never folds it); only where true
 
 
 class Graph(TypedDict):

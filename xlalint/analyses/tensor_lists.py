@@ -82,3 +82,42 @@ def _growing_writes(graph: OpGraph):
                 yield GrowingWrite(node, "past", smallest)
         else:
             yield GrowingWrite(node, "empty" if smallest == 0 else "maybe", smallest)
+
+
+def _popped(graph: OpGraph, src: str, index: int, seen: set) -> bool:
+    """Whether the list a handle holds went through ``TensorListPopBack`` since it was made: through
+    updates, identities, while loops (what went in and what the body hands back) and function arguments."""
+    if (src, index) in seen:
+        return False
+    seen.add((src, index))
+    node = graph.node(src)
+    if node["type"] == "TensorListPopBack":
+        return True
+    if node["type"] in HANDLE_UPDATES or node["type"] in PASS_THROUGH:
+        handle = _input(node, "input_handle") or (node["inputs"][0] if node["inputs"] else None)
+        return bool(handle) and _popped(graph, handle["src"], handle["index"], seen)
+    if node["type"] in WHILE_OPS:
+        (body,) = node["calls"]["body"]
+        back = graph.functions[body]["outputs"][index]
+        inp = node["inputs"][index]
+        return _popped(graph, back[0], back[1], seen) or _popped(graph, inp["src"], inp["index"], seen)
+    if node["type"] == "Placeholder" and node["function"] != graph.root:
+        position = graph.functions[node["function"]]["inputs"].index(src)
+        sources = [graph.argument_source(graph.node(caller_id), position)
+                   for caller_id, _ in graph.callers(node["function"])]
+        return any(_popped(graph, inp["src"], inp["index"], seen) for inp in sources if inp)
+    return False
+
+
+LIST_SIZE_READERS = frozenset({"TensorListLength", "TensorListStack", "TensorListConcatV2"})
+
+
+def sized_after_pop(graph: OpGraph):
+    """Ops that read a list's length (or stack it) after elements were popped from it: XLA keeps the
+    list's buffer, so its length does not go down (measured: 2 elements, 2 pops: length 0 without
+    XLA, 2 with it; the stacked list keeps the popped rows)."""
+    for node in graph.nodes():
+        if node["type"] in LIST_SIZE_READERS and node["inputs"]:
+            handle = node["inputs"][0]
+            if _popped(graph, handle["src"], handle["index"], set()):
+                yield node

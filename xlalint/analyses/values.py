@@ -14,9 +14,10 @@ of three answers:
 
 from __future__ import annotations
 
-import operator
+from functools import cached_property
 
 from xlalint.analyses.api_names import describe
+from xlalint.analyses.branches import compiled_functions, taken_branch
 from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
 from xlalint.support import SupportTable
 
@@ -37,6 +38,11 @@ OPAQUE_TO_CONSTANT_FOLDING = frozenset({
     "Bincount", "DenseBincount", "ScatterNd", "TensorScatterAdd", "TensorScatterSub",
     "TensorScatterUpdate", "TensorScatterMax", "TensorScatterMin",
 })
+
+
+# Ops that write a variable (their first input is its handle); XLA follows the value of these three.
+VARIABLE_WRITES = ("Assign", "ResourceApply", "ResourceScatter", "ResourceStridedSliceAssign")
+VALUE_WRITES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
 
 
 def _is_random(op_type: str) -> bool:
@@ -82,7 +88,10 @@ class ValueTracer:
             return NEVER, f"the result of the while loop{_at(node)}"
         if op_type in BRANCH_OPS:
             return self._branch_output(node, index)
-        if op_type in ("ReadVariableOp", "ResourceGather", "VarHandleOp"):
+        if op_type in ("ReadVariableOp", "ResourceGather") and node["inputs"]:
+            handle = node["inputs"][0]
+            return self._variable(node["function"], (handle["src"], handle["index"]), self._order[node["id"]], node)
+        if op_type == "VarHandleOp":
             return SPECIALIZED, f"the value of a variable{_at(node)}"
         if op_type in CALL_OPS:
             (called,) = node["calls"]["f"]
@@ -96,13 +105,45 @@ class ValueTracer:
                            f"(its input is {worst[1]})")
         return worst
 
+    @cached_property
+    def _order(self) -> dict[str, int]:
+        return {node_id: position for position, node_id in enumerate(self.graph.graph.nodes)}
+
+    @cached_property
+    def _writes(self) -> dict[tuple, list[dict]]:
+        """Writes to each variable, by (function, handle), in trace order (the order of the program)."""
+        writes: dict[tuple, list[dict]] = {}
+        for node in self.graph.nodes():
+            if node["type"].startswith(VARIABLE_WRITES) and node["inputs"]:
+                handle = node["inputs"][0]
+                writes.setdefault((node["function"], (handle["src"], handle["index"])), []).append(node)
+        return writes
+
+    def _variable(self, function: str, handle: tuple, before: int, read: dict) -> tuple[int, str]:
+        """A variable's value where it is read: the value it came in with (baked in, one compilation
+        per value) until the function writes it; after a write, what was written. XLA knows a written
+        value only when it is a constant: an argument's value does not reach it through the variable
+        (measured: ``v.assign(n)`` then ``tf.reshape(x, [v])`` fails; ``v.assign(2)`` or
+        ``v.assign_add(1)`` compiles)."""
+        earlier = [w for w in self._writes.get((function, handle), []) if self._order[w["id"]] < before]
+        if not earlier:
+            return SPECIALIZED, f"the value of a variable{_at(read)}"
+        write = earlier[-1]
+        written = self.value(write["inputs"][1]["src"], write["inputs"][1]["index"]) \
+            if len(write["inputs"]) > 1 else (NEVER, "")
+        if written[0] != CONSTANT or write["type"] not in VALUE_WRITES:
+            return NEVER, f"the value written to a variable{_at(write)}, which XLA cannot know at compile time"
+        if write["type"] == "AssignVariableOp":
+            return CONSTANT, ""
+        return self._variable(function, handle, self._order[write["id"]], read)  # += a constant
+
     def _branch_output(self, node: dict, index: int) -> tuple[int, str]:
         """An If/Case result: constant only if the predicate and the branch results are. When the
         predicate's value can be worked out here, only the branch it picks counts (XLA compiles
         only that one); otherwise the worst branch counts."""
         pred = node["inputs"][0]
         worst = self.value(pred["src"], pred["index"])
-        branches = _taken_branch(self.graph, node) if worst[0] == CONSTANT else None
+        branches = taken_branch(self.graph, node) if worst[0] == CONSTANT else None
         for names in ([[branches]] if branches else node["calls"].values()):  # then/else, or branches
             for name in names:
                 if name in self.graph.functions:
@@ -135,55 +176,22 @@ class ValueTracer:
         return self.value(inp["src"], inp["index"])
 
     def _loop_invariant(self, while_node: dict, position: int) -> bool:
-        """True when the body hands loop variable ``position`` back unchanged."""
+        """True when the body hands loop variable ``position`` back unchanged, also through the
+        loops nested in it that carry it unchanged."""
         (body,) = while_node["calls"]["body"]
-        return self.graph.body_result(while_node, position) == self.graph.functions[body]["inputs"][position]
-
-
-_BINARY = {"Greater": operator.gt, "Less": operator.lt, "GreaterEqual": operator.ge, "LessEqual": operator.le,
-           "Equal": operator.eq, "NotEqual": operator.ne, "Add": operator.add, "AddV2": operator.add,
-           "Sub": operator.sub, "Mul": operator.mul, "FloorDiv": operator.floordiv, "FloorMod": operator.mod,
-           "LogicalAnd": operator.and_, "LogicalOr": operator.or_}
-
-
-def _evaluate(graph: OpGraph, node_id: str, depth: int = 0):
-    """The value of a small integer/boolean computation on constants (a numpy array), or None."""
-    import numpy as np
-
-    node = graph.node(node_id)
-    if depth > 20:
-        return None
-    if node["type"] == "Const":
-        value = node.get("value")
-        shape = node["outputs"][0]["shape"] if node["outputs"] else None
-        return None if value is None else np.array(value).reshape(shape if shape is not None else -1)
-    if node["type"] == "Shape" and node["inputs"] and node["inputs"][0].get("shape") is not None \
-            and None not in node["inputs"][0]["shape"]:
-        return np.array(node["inputs"][0]["shape"])
-    args = [_evaluate(graph, i["src"], depth + 1) for i in node["inputs"]]
-    if any(a is None for a in args):
-        return None
-    if node["type"] in ("Identity", "Cast") and args:
-        return args[0]
-    if node["type"] == "LogicalNot" and args:
-        return np.logical_not(args[0])
-    if node["type"] == "StridedSlice" and len(args) == 4 and args[0].ndim == 1 and args[1].size == 1:
-        begin, end, stride = int(args[1][0]), int(args[2][0]), int(args[3][0])
-        return args[0][begin:end if end else None:stride]
-    if node["type"] in _BINARY and len(args) == 2:
-        return _BINARY[node["type"]](args[0], args[1])
-    return None
-
-
-def _taken_branch(graph: OpGraph, node: dict) -> str | None:
-    """The branch function a compile-time predicate (If) or index (Case) selects, when known here."""
-    value = _evaluate(graph, node["inputs"][0]["src"])
-    if value is None or value.size != 1:
-        return None
-    if "then_branch" in node["calls"]:
-        return node["calls"]["then_branch" if bool(value.item()) else "else_branch"][0]
-    branches = node["calls"].get("branches", [])
-    return branches[min(max(int(value.item()), 0), len(branches) - 1)] if branches else None
+        src, index = self.graph.functions[body]["outputs"][position]
+        seen = set()
+        while (src, index) not in seen:
+            seen.add((src, index))
+            node = self.graph.node(src)
+            if node["type"] in PASS_THROUGH and index < len(node["inputs"]):
+                inp = node["inputs"][index if node["type"] == "IdentityN" else 0]
+            elif node["type"] in WHILE_OPS and self._loop_invariant(node, index):
+                inp = node["inputs"][index]
+            else:
+                break
+            src, index = inp["src"], inp["index"]
+        return src == self.graph.functions[body]["inputs"][position]
 
 
 def _at(node: dict) -> str:
@@ -222,9 +230,10 @@ def constant_inputs(graph: OpGraph, support: SupportTable) -> list[tuple[dict, d
 def _non_constant_inputs(graph: OpGraph, support: SupportTable):
     tracer = ValueTracer(graph, support.metadata_ops)
     seen = set()
+    compiled = compiled_functions(graph)
     for node in graph.nodes():
         needed = support.const_inputs.get(node["type"])
-        if not needed:
+        if not needed or node["function"] not in compiled:
             continue
         for inp in node["inputs"]:
             if inp["arg"] in needed:

@@ -135,6 +135,7 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
                     "value": _small_int_value(op.type, attrs),
                     # Only on ops that have any: saved graphs without them stay as they were.
                     **({"xla_attrs": xla_attrs} if xla_attrs else {}),
+                    **({"stateful": True} if op.op_def.is_stateful else {}),
                 }
             )
             for fnames in calls.values():

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from xlalint.analyses.api_names import call_name, describe
+from xlalint.analyses.branches import compiled_nodes
+from xlalint.analyses.folding import HOST_CALLBACKS, folded_nodes
 from xlalint.checks.base import Context, Fix, Hit, Rule
 from xlalint.opgraph import OpGraph
 
 # Function arguments: XLA sees them as _Arg; their dtypes are XLA002's business.
 ALWAYS_COMPILED = frozenset({"Placeholder"})
-HOST_CALLBACKS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 PRINTING = frozenset({"PrintV2", "Print", "StringFormat"})
 
 
@@ -38,24 +39,12 @@ def _part_of_print(graph: OpGraph, node: dict) -> bool:
     return node["type"] == "StringFormat" and bool(consumers) and all(c["type"] == "PrintV2" for c in consumers)
 
 
-def _folded(node: dict, runtime: frozenset[str]) -> bool:
-    """TensorFlow constant-folds a stateless op on constants with static output shapes before XLA
-    sees it (measured: StringLength, AsString, UnravelIndex, MatrixDeterminant, HistogramFixedWidth
-    on constants compile; RaggedRange, SegmentSum, UniqueWithCounts, whose sizes depend on the
-    values, and stateful ops such as PrintV2, do not)."""
-    outputs = node["outputs"]
-    return (node["id"] not in runtime and bool(outputs)
-            and all(o["shape"] is not None and None not in o["shape"] for o in outputs)
-            and not any(t["dtype"] in ("resource", "variant") for t in node["inputs"] + outputs)
-            and node["type"] not in HOST_CALLBACKS | PRINTING and "Random" not in node["type"])
-
-
 def check(graph: OpGraph, ctx: Context):
-    runtime = graph.runtime_nodes
-    for node in graph.nodes():
+    folded = folded_nodes(graph)
+    for node in compiled_nodes(graph):
         op_type = node["type"]
         if op_type in ALWAYS_COMPILED or ctx.support.has_op(ctx.device, op_type) or _part_of_print(graph, node) \
-                or _folded(node, runtime):
+                or node["id"] in folded:
             continue
         yield Hit(
             "XLA001",

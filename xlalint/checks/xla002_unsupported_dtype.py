@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from xlalint.analyses.api_names import call_name, describe
+from xlalint.analyses.branches import compiled_nodes
+from xlalint.analyses.folding import folded_nodes
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import OpGraph
 
@@ -32,13 +34,13 @@ def _reported_upstream(node: dict, runtime: frozenset[str]) -> bool:
 
 def check(graph: OpGraph, ctx: Context):
     yield from _argument_hits(graph, ctx)
-    runtime = graph.runtime_nodes
-    for node in graph.nodes():
+    runtime, folded = graph.runtime_nodes, folded_nodes(graph)
+    for node in compiled_nodes(graph):
         if not ctx.support.has_op(ctx.device, node["type"]):
             continue  # XLA001's finding
         mismatch = ctx.support.dtype_mismatch(ctx.device, node["type"], node["attrs"])
         if mismatch and mismatch[1] in NO_XLA_TYPE and (
-                node["id"] not in runtime or _reported_upstream(node, runtime)):
+                node["id"] in folded or _reported_upstream(node, runtime)):
             continue
         if mismatch:
             attr, dtype = mismatch
