@@ -1,0 +1,123 @@
+"""XLA103, XLA105, XLA106, XLA201, XLA202 and XLA301 on hand-built graphs: no TensorFlow, each hit exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_builder import GraphBuilder, hits
+from xlalint.checks import Context, run_checks
+from xlalint.support import load_support
+
+
+def test_data_dependent_output_shape_is_flagged_unless_known_when_compiling():
+    b = GraphBuilder()
+    mask = b.arg("mask", dtype="bool", shape=[8])
+    b.op("Where", "Where", [mask], dtype="int64", shape=[None, 1], attrs={"T": "bool"})
+    b.op("Unique", "Unique", [b.arg("ids", dtype="int32", shape=[8])], dtype="int32", shape=[None],
+         attrs={"T": "int32", "out_idx": "int32"}, outputs=2)
+    folded = b.const("fixed_mask", [1, 0, 1], dtype="bool")
+    b.op("WhereOfConstant", "Where", [folded], dtype="int64", shape=[None, 1], attrs={"T": "bool"})
+    assert hits(b.build()) == [("XLA103", "Unique"), ("XLA103", "Where")]
+
+
+def _masked(b: GraphBuilder) -> str:
+    """``tf.boolean_mask``'s core: the rows of a data-dependent count."""
+    mask = b.arg("mask", dtype="bool", shape=[8])
+    where = b.op("Where", "Where", [mask], dtype="int64", shape=[None, 1], attrs={"T": "bool"})
+    return b.op("GatherNd", "GatherNd", [b.arg("x", shape=[8]), where], shape=[None],
+                args=["params", "indices"], attrs={"Tparams": "float32", "Tindices": "int64"})
+
+
+@pytest.mark.parametrize("target, flagged", [([4], True), ([-1, 2], False), ([2, 2], True)])
+def test_reshape_of_a_data_dependent_size_to_a_fixed_shape(target, flagged):
+    b = GraphBuilder()
+    rows = _masked(b)
+    b.op("Reshape", "Reshape", [rows, b.const("shape", target)], shape=[None],
+         args=["tensor", "shape"], attrs={"T": "float32", "Tshape": "int32"})
+    assert hits(b.build()) == [("XLA103", "Where")] + [("XLA106", "Reshape")] * flagged
+
+
+def test_cumsum_of_a_data_dependent_size_crashes_but_of_a_static_one_does_not():
+    b = GraphBuilder()
+    attrs = {"T": "float32", "Tidx": "int32"}
+    b.op("Cumsum", "Cumsum", [_masked(b), b.const("axis", [0])], shape=[None], args=["x", "axis"], attrs=attrs)
+    b.op("CumsumStatic", "Cumsum", [b.arg("y", shape=[8]), b.const("axis2", [0])], shape=[8], args=["x", "axis"],
+         attrs=attrs)
+    assert hits(b.build()) == [("XLA103", "Where"), ("XLA106", "Cumsum")]
+
+
+def _loop(body_result: str, leaves_with: list) -> GraphBuilder:
+    """A while loop over one float vector of shape [2]; the body returns ``body_result`` of it."""
+    b = GraphBuilder()
+    x = b.arg("x", shape=[2])
+    b.op("while", "StatelessWhile", [x], shape=leaves_with, calls={"body": ["body"], "cond": ["cond"]},
+         attrs={"T": ["float32"]})
+    carried = b.arg("v", shape=[None], function="body")
+    if body_result == "concat":
+        axis = b.const("axis", [0], function="body")
+        out = b.op("concat", "ConcatV2", [carried, carried, axis], shape=[None], function="body",
+                   args=["values", "values", "axis"], attrs={"T": "float32", "Tidx": "int32"})
+    else:
+        out = b.op("double", "AddV2", [carried, carried], shape=[None], function="body", attrs={"T": "float32"})
+    b.function("body", [b.op("same", "Identity", [out], shape=[None], function="body", attrs={"T": "float32"})])
+    b.arg("v", shape=[None], function="cond")
+    b.function("cond", [b.op("go", "Const", dtype="bool", function="cond", value=[1])])
+    return b
+
+
+@pytest.mark.parametrize("body_result, leaves_with, expected", [
+    ("concat", [None], [("XLA105", "while")]),  # grows from itself
+    ("add", [None], []),  # shape unknown after the loop, but nothing grows it
+    ("concat", [2], []),  # TensorFlow's shape inference says it keeps its shape
+])
+def test_a_loop_variable_grown_by_concat_of_itself(body_result, leaves_with, expected):
+    assert hits(_loop(body_result, leaves_with).build()) == expected
+
+
+def _write(b: GraphBuilder, handle: str, index: str) -> str:
+    return b.op("write", "TensorListSetItem", [handle, index, b.arg("item")], dtype="variant",
+                args=["input_handle", "index", "item"],
+                attrs={"element_dtype": "float32", "resize_if_index_out_of_bounds": True})
+
+
+def _reserve(b: GraphBuilder, size: str) -> str:
+    return b.op("list", "TensorListReserve", [b.const("element_shape", [-1]), size], dtype="variant",
+                args=["element_shape", "num_elements"], attrs={"element_dtype": "float32", "shape_type": "int32"})
+
+
+@pytest.mark.parametrize("size, index, expected", [
+    (2, 5, [("XLA201", "write")]),  # past the initial size: certainly lost under XLA
+    (2, 1, []),  # inside it
+    (0, None, [("XLA201", "write")]),  # TensorArray(dynamic_size=True) starts empty: any write grows it
+    ("argument", 1, [("XLA102", "list"), ("XLA202", "write")]),  # size known only at run time
+    (2, None, [("XLA202", "write")]),  # index known only at run time
+])
+def test_tensor_array_writes_that_grow_or_may_grow(size, index, expected):
+    b = GraphBuilder()
+    handle = _reserve(b, b.arg("n", dtype="int32") if size == "argument" else b.const("size", [size]))
+    position = b.arg("i", dtype="int32") if index is None else b.const("index", [index])
+    _write(b, b.op("passed_on", "Identity", [handle], dtype="variant", attrs={"T": "variant"}), position)
+    assert hits(b.build()) == expected
+
+
+def test_a_write_without_resizing_is_left_alone():
+    b = GraphBuilder()
+    handle = _reserve(b, b.const("size", [2]))
+    b.op("write", "TensorListSetItem", [handle, b.const("index", [5]), b.arg("item")], dtype="variant",
+         args=["input_handle", "index", "item"], attrs={"element_dtype": "float32"})
+    assert hits(b.build()) == []
+
+
+LSTM = {"name": "lstm", "class": "LSTM", "file": "/src/model.py", "line": 12, "devices": ["gpu"]}
+AUGMENT = {"name": "flip", "class": "RandomFlip", "file": "/src/model.py", "line": 9, "devices": ["cpu", "gpu"]}
+
+
+@pytest.mark.parametrize("device, expected", [
+    ("gpu", [("XLA301", ("/src/model.py", 9), "RandomFlip"), ("XLA301", ("/src/model.py", 12), "LSTM")]),
+    ("cpu", [("XLA301", ("/src/model.py", 9), "RandomFlip")]),  # the LSTM runs without cuDNN on a CPU
+])
+def test_keras_layers_without_xla_one_finding_per_construction_line(device, expected):
+    inner = {**AUGMENT, "name": "flip_inner"}  # a nested layer built on the same line: no second finding
+    ctx = Context(load_support("2.21.0"), device, "model", kind="keras-model", keras_layers=(AUGMENT, inner, LSTM))
+    found = sorted((h.code, h.site, h.api) for h in run_checks(GraphBuilder().build(), ctx))
+    assert found == expected
