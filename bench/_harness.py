@@ -51,12 +51,12 @@ def _tree_rss(root: int) -> int:
     return total
 
 
-def measure(command: list[str], interval: float = 0.1) -> dict:
-    """Run ``command`` in the repo root: stdout, rc, wall_s, cpu_s, peak_mb (tree), max_proc_mb."""
+def measure(command: list[str], interval: float = 0.1, cwd: Path = REPO) -> dict:
+    """Run ``command`` in ``cwd`` (the repo root): stdout, rc, wall_s, cpu_s, peak_mb (tree), max_proc_mb."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=err, env=env)
+        proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, env=env)
         peak = 0
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)

@@ -73,8 +73,8 @@ def test_auto_clustering_settings(tmp_path, line, on):
     assert auto_jit_sites([str(path)]) == ([f"{path}:2"] if on else [])
 
 
-def _entry(name: str, verdict: str, ops: int | None, jit: bool | None = None, autocluster=None) -> Entry:
-    return Entry("a.py", name, 1, verdict, ops=ops, jit_compile=jit, autocluster=autocluster)
+def _entry(name: str, verdict: str, ops: int | None, jit: bool | None = None) -> Entry:
+    return Entry("a.py", name, 1, verdict, ops=ops, jit_compile=jit)
 
 
 def test_coverage_arithmetic_without_tensorflow():
@@ -93,8 +93,8 @@ def test_coverage_arithmetic_without_tensorflow():
     report.entries = [_entry("on", "compatible", 200, jit=True), _entry("off", "compatible", 1)]
     assert summary_lines(report) == ["XLA on for 1 of 2 entries, 99% of ops; 1 more is ready for jit_compile=True"]
     report.auto_jit = ["run.sh:1"]
-    report.entries = [_entry("auto", "compatible", 10, autocluster={"compiled_ops": 2, "total_ops": 3}),
-                      _entry("a2", "compatible", 10, autocluster={"compiled_ops": 0, "total_ops": 0})]
+    report.entries = [_entry("auto", "compatible", 10), _entry("a2", "compatible", 10)]
+    report.cluster_shares = {("a.py", "auto"): (2, 3), ("a.py", "a2"): (0, 0)}
     assert coverage(report)["files"][0]["by_entry"][0]["ops_under_xla"] == 7  # 10 * 2/3, rounded
     assert summary_lines(report)[0] == "XLA on for 2 of 2 entries, 35% of ops; 2 more are ready for jit_compile=True"
 

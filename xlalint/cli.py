@@ -217,8 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     except BaselineError as error:
         parser.error(str(error))
     auto_jit = auto_jit_sites(collect_files(paths)[0])
-    if auto_jit and not args.static:
-        options.mode = "autocluster"  # auto-clustering is on for the program: predict what it compiles
+    options.predict_clusters = bool(auto_jit)  # for coverage only: no file's findings depend on another
     try:
         with _signals_interrupt():
             report = static_report(paths, options) if args.static else analyze(paths, options)

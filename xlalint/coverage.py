@@ -46,16 +46,15 @@ def auto_jit_sites(files: list[str]) -> list[str]:
     return sites
 
 
-def _entry(entry: Entry, keras_off: set, auto_jit: bool) -> dict:
+def _entry(entry: Entry, keras_off: set, auto_jit: bool, share: tuple[int, int] | None) -> dict:
     ready = entry.verdict == "compatible" and (entry.path, entry.name) not in keras_off
     xla = "jit_compile" if entry.jit_compile else "auto-clustering" if auto_jit else None
     under = 0
     if entry.ops is not None:
         if xla == "jit_compile" and ready:
             under = entry.ops
-        elif xla == "auto-clustering" and entry.autocluster and entry.autocluster["total_ops"]:
-            a = entry.autocluster
-            under = round(entry.ops * a["compiled_ops"] / a["total_ops"])
+        elif xla == "auto-clustering" and share and share[1]:
+            under = round(entry.ops * share[0] / share[1])
     return {"name": entry.name, "line": entry.line, "xla": xla, "ready": ready, "ops": entry.ops,
             "ops_under_xla": under if entry.ops is not None else None}
 
@@ -73,7 +72,8 @@ def coverage(report: Report) -> dict:
     keras_off = {(f.path, f.entry) for f in report.findings if f.code == "XLA301"}
     per_file: dict[str, list[dict]] = defaultdict(list)
     for entry in report.entries:
-        per_file[entry.path].append(_entry(entry, keras_off, bool(report.auto_jit)))
+        share = report.cluster_shares.get((entry.path, entry.name))
+        per_file[entry.path].append(_entry(entry, keras_off, bool(report.auto_jit), share))
     files = [{"path": path, **_totals(rows), "by_entry": rows} for path, rows in per_file.items()]
     return {**_totals([r for rows in per_file.values() for r in rows]), "auto_clustering": report.auto_jit,
             "files": files}

@@ -165,9 +165,12 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
                     and not suppressions.suppressed(result["path"], raw["line"], f.code)]
         blocked = any(f.severity == "error" for f in findings)
         clusters = None
-        if options.mode == "autocluster":
-            clusters = autocluster(graph, support, options, Location(result["path"], raw["line"]))
-            findings = [with_jit_scope_fix(f) for f in findings]
+        if options.mode == "autocluster" or options.predict_clusters:
+            predicted = autocluster(graph, support, options, Location(result["path"], raw["line"]))
+            report.cluster_shares[(path, raw["name"])] = (predicted["compiled_ops"], predicted["total_ops"])
+            if options.mode == "autocluster":
+                clusters = predicted
+                findings = [with_jit_scope_fix(f) for f in findings]
         report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",
                                     verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
                                     jit_compile=raw.get("jit_compile")))

@@ -74,6 +74,9 @@ class Report:
     interrupted: str | None = None  # the signal that cut the run short ("SIGINT", "SIGTERM"), if one did
     sources: dict[str, str] = field(default_factory=dict)  # absolute path -> SHA-256 of the bytes analysed
     auto_jit: list[str] = field(default_factory=list)  # "path:line" where auto-clustering is turned on
+    # (path, entry) -> (ops auto-clustering would compile, ops it considers): for coverage only, so that
+    # an entry's own record never depends on another file of the run
+    cluster_shares: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     baseline: "BaselineOutcome | None" = None  # with --baseline: what the baseline hid and what went away
 
     @property
