@@ -30,22 +30,11 @@ print(dict(seen), "disagreements (XLA9xx):", sum(f["code"].startswith("XLA9") fo
 PY
 
 echo "== 3. ResNet50 training step, batch 32, with and without XLA"
-cat > "$out/resnet50_train.py" <<'PY'
-import keras
-import tensorflow as tf
-
-model = keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3))
-optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
-
-
-@tf.function(input_signature=[tf.TensorSpec([32, 224, 224, 3], tf.float32), tf.TensorSpec([32], tf.int32)])
-def train_step(images, labels):
-    with tf.GradientTape() as tape:
-        logits = model(images, training=True)
-        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, logits))
-    grads = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    return loss
+python - "$out/resnet50_train.py" <<'PY'  # the training step of bench/resnet50.py, batch 32
+import sys
+sys.path.insert(0, "bench")
+from resnet50 import CASES
+open(sys.argv[1], "w").write(CASES["train"][1].format(batch=32))
 PY
 python -m xlalint "$out/resnet50_train.py::train_step" --verify gpu --device gpu --no-cache --format json -q \
     > "$out/resnet50.json"

@@ -11,32 +11,31 @@ process (see xlalint/backend/peak_memory.py). Takes minutes on a small CPU. A re
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import tempfile
 import time
+from pathlib import Path
 
 import keras
-import tensorflow as tf
+from resnet50 import CASES
 
 from xlalint.backend.discover import Candidate
 from xlalint.backend.verify import verify_entry
 
 
 def training_step(batch: int) -> Candidate:
-    model = keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3))
-    optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
-    optimizer.build(model.trainable_variables)
-
-    def train_step(images, labels):
-        with tf.GradientTape() as tape:
-            logits = model(images, training=True)
-            loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, logits))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    specs = [tf.TensorSpec([batch, 224, 224, 3], tf.float32), tf.TensorSpec([batch], tf.int32)]
-    return Candidate("train_step", 1, "function", function=tf.function(train_step), python_function=train_step,
-                     specs=specs)
+    """The training step of bench/resnet50.py, imported from a file as a user's module is."""
+    name, source = CASES["train"]
+    path = Path(tempfile.mkdtemp(prefix="xlalint-memory-")) / "resnet50_train.py"
+    path.write_text(source.format(batch=batch))
+    spec = importlib.util.spec_from_file_location("resnet50_train", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.optimizer.build(module.model.trainable_variables)  # its variables exist before the step is traced
+    step = getattr(module, name)
+    return Candidate(name, 1, "function", function=step, python_function=step.python_function,
+                     specs=list(step.input_signature))
 
 
 def main() -> None:
