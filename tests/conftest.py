@@ -32,6 +32,7 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="xlalint-test-cache-")
 TF_ROOTS = {"tensorflow", "keras", "tf_keras"}
 FULL_MODE = {"run_xlalint", "run_json"}  # helpers that start TensorFlow workers
 SCRIPT_DIRS = (TESTS, REPO / "tools", REPO / "bench")  # tests import helpers from these folders
+_TF_DESELECTED = pytest.StashKey[int]()
 
 
 def _run(args, cwd, env, text) -> subprocess.CompletedProcess:
@@ -55,8 +56,7 @@ def run_json(*args: str, **kwargs) -> tuple[dict, int]:
 
 def run_without_tf(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
     """The command line with TensorFlow unimportable: for runs that must never need it (static mode, usage)."""
-    path = os.pathsep.join(filter(None, [str(NO_TF), os.environ.get("PYTHONPATH")]))
-    return _run(args, cwd, {**(env or {}), "PYTHONPATH": path}, True)
+    return _run(args, cwd, {**(env or {}), "PYTHONPATH": _no_tf_path()}, True)
 
 
 def json_without_tf(*args: str, **kwargs) -> tuple[dict, int]:
@@ -153,11 +153,43 @@ def _tf_usable(config: pytest.Config) -> bool:
     return not _fast_lane(config) and importlib.util.find_spec("tensorflow") is not None
 
 
+def _no_tf_path() -> str:
+    """PYTHONPATH with the blocking sitecustomize first."""
+    return os.pathsep.join(dict.fromkeys(filter(None, [str(NO_TF), *os.environ.get("PYTHONPATH", "").split(os.pathsep)])))
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "tf: needs TensorFlow (set automatically, see tests/conftest.py)")
+    config.stash[_TF_DESELECTED] = 0
     if _fast_lane(config):
         runpy.run_path(str(NO_TF / "sitecustomize.py"))  # here
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NO_TF), os.environ.get("PYTHONPATH")]))
+        os.environ["PYTHONPATH"] = _no_tf_path()  # and in every child
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """In any lane, a test not marked tf starts its children with TensorFlow blocked."""
+    if item.get_closest_marker("tf"):
+        return (yield)
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = _no_tf_path()
+    try:
+        return (yield)
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        items[0].config.stash[_TF_DESELECTED] += sum(1 for item in items if item.get_closest_marker("tf"))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A selection whose tests all need TensorFlow, run in the fast lane, has nothing to do: not a failure."""
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and session.config.stash[_TF_DESELECTED]:
+        session.exitstatus = pytest.ExitCode.OK
 
 
 class _NeedsTensorFlow(pytest.Item):

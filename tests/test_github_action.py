@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import REPO
 
@@ -62,6 +63,7 @@ Coverage gate: at least 40% of ops: **failed**.
 """
 
 
+@pytest.mark.tf  # the action's step traces the pull request's files
 def test_action_step_on_a_pull_request(tmp_path):
     repo = _pull_request(tmp_path)
     base = _git(repo, "rev-parse", "HEAD~1")
