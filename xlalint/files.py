@@ -8,7 +8,8 @@ import re
 
 from xlalint.results import FileError
 
-MENTIONS_TF = re.compile(r"\b(tensorflow|keras|tf_keras)\b")
+# tensorflow, keras, tf_keras and their companions (tensorflow_text, keras_hub...), or a transformers TF model class
+MENTIONS_TF = re.compile(r"\b((tensorflow|keras|tf_keras)(_\w+)?|TF[A-Z][A-Za-z0-9]*(Model|For[A-Za-z]+))\b")
 # Shell scripts and Dockerfiles: scanned for TF_XLA_FLAGS misuse (XLA402), never traced.
 ENV_FILE = re.compile(r"^(Dockerfile.*|.*\.dockerfile|.*\.sh|.*\.bash|\.env)$")
 SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox"})

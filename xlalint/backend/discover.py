@@ -2,8 +2,10 @@
 
 An entry is a module-level ``tf.function`` with an ``input_signature``, a
 ``tf.function`` method (with signature) of a module-level ``tf.Module`` or Keras
-object, a module-level Keras model, a zero-argument function that builds a Keras
-model, or anything named on the command line together with specs.
+object, a module-level Keras model (Keras 3, tf-keras, transformers TF models), a
+zero-argument function that builds one, or anything named on the command line
+together with specs. A ``tf.function`` without a signature that a traced entry
+calls is part of that entry, not an entry of its own.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import sys
 from dataclasses import dataclass, field
 
 import keras
@@ -34,7 +37,8 @@ class Candidate:
     use_signature: bool = False  # trace with the function's own input_signature
     reason: str | None = None
     jit_compile: bool | None = None
-    model: object = None  # the Keras model behind a keras-model/keras-builder entry
+    model: object = None  # the Keras 3 model behind a keras-model/keras-builder entry
+    helper: str | None = None  # a discovered tf.function without signature: the name its traces carry
 
     @property
     def traceable(self) -> bool:
@@ -120,28 +124,78 @@ def _function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> C
                      specs=tf.nest.flatten(signature), use_signature=True, jit_compile=jit)
 
 
+def keras_model_classes() -> tuple[type, ...]:
+    """Keras 3's Model, and tf-keras' (Keras 2, behind transformers' TF models) once the user imported it."""
+    tf_keras_model = getattr(sys.modules.get("tf_keras"), "Model", None)
+    return (keras.Model,) if tf_keras_model is None else (keras.Model, tf_keras_model)
+
+
+def _arg_name(name: str | None) -> str | None:
+    """``name`` as a graph argument name (TensorFlow accepts only some characters there)."""
+    if not name:
+        return None
+    name = re.sub(r"[^A-Za-z0-9_.]", "_", name)
+    return name if name[0].isalnum() else f"input{name}"
+
+
+def _input_name(tensor) -> str | None:
+    """The name of the Keras Input behind ``tensor`` (its layer's name, not a generated tensor name)."""
+    history = getattr(tensor, "_keras_history", None)
+    layer = getattr(history, "operation", None) or getattr(history, "layer", None)
+    return _arg_name(getattr(layer, "name", None) or getattr(tensor, "name", None))
+
+
+def _model_inputs(model):
+    """The model's inputs as a structure of TensorSpecs named after its Inputs, or None when unknown.
+
+    A functional model's own structure (one input, a list or a dict of them); for a model with
+    ``dummy_inputs`` (transformers), their names, dtypes and sizes with a free batch dimension.
+    """
+    try:
+        inputs = model.input
+    except (AttributeError, ValueError):
+        inputs = None
+    if inputs is not None:
+        return tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype, name=_input_name(t)), inputs)
+    try:
+        dummies = getattr(model, "dummy_inputs", None)
+    except Exception:  # a library's property: not knowing its inputs is the answer
+        dummies = None
+    if isinstance(dummies, dict) and dummies:
+        return {key: tf.TensorSpec([None, *value.shape[1:]], value.dtype, name=_arg_name(key))
+                for key, value in dummies.items()}
+    return None
+
+
+def _given_structure(structure, specs: list[Spec]):
+    """Command-line specs in the model's own input structure (and names) when they match it in number."""
+    given = [_tensor_spec(s) for s in specs]
+    if structure is None or len(tf.nest.flatten(structure)) != len(given):
+        return given[0] if len(given) == 1 else given
+    names = [s.name for s in tf.nest.flatten(structure)]
+    return tf.nest.pack_sequence_as(structure, [tf.TensorSpec(s.shape, s.dtype, name=n)
+                                                for s, n in zip(given, names)])
+
+
 def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Candidate:
-    """Forward pass of a Keras model (``training=False``) from its inputs or given specs."""
+    """Forward pass of a Keras model (``training=False``) on inputs of its own structure, or given specs."""
+    structure = _model_inputs(model)
+    keras3 = model if isinstance(model, keras.Model) else None  # Keras 3's layer rules (XLA301) are its own
     if specs is not None:
-        tensor_specs = [_tensor_spec(s) for s in specs]
-    else:
-        try:
-            inputs = model.inputs
-        except (AttributeError, ValueError):
-            inputs = None
-        if not inputs:
-            return Candidate(
-                name, line, "keras-model", model=model,
-                reason=f"Keras model `{name}` has no known inputs (subclassed and not built): "
-                f"give specs, e.g. `xlalint FILE::{name} --spec \"float32[8,32]\"`",
-            )
-        tensor_specs = [tf.TensorSpec(t.shape, t.dtype, name=getattr(t, "name", None)) for t in inputs]
+        structure = _given_structure(structure, specs)
+    elif structure is None:
+        return Candidate(
+            name, line, "keras-model", model=keras3,
+            reason=f"Keras model `{name}` has no known inputs (subclassed and not built): "
+            f"give specs, e.g. `xlalint FILE::{name} --spec \"float32[8,32]\"`",
+        )
 
     def forward(*xs):
-        return model(xs[0] if len(xs) == 1 else list(xs), training=False)
+        return model(tf.nest.pack_sequence_as(structure, xs), training=False)
 
+    forward.__name__ = forward.__qualname__ = _arg_name(name) or "model"  # the traced function's name
     return Candidate(name, line, "keras-model", function=tf.function(forward), python_function=forward,
-                     specs=tensor_specs, model=model)
+                     specs=tf.nest.flatten(structure), model=keras3)
 
 
 def _method_candidates(name: str, obj, line: int) -> list[Candidate]:
@@ -173,7 +227,7 @@ def _builder_candidate(name: str, fn, line: int) -> Candidate:
         model = fn()
     except Exception as error:  # the user's builder: any failure is a finding, not a crash
         return Candidate(name, line, "keras-builder", reason=f"`{name}()` raised {type(error).__name__}: {error}")
-    if not isinstance(model, keras.Model):
+    if not isinstance(model, keras_model_classes()):
         return Candidate(name, line, "keras-builder", reason=f"`{name}()` did not return a Keras model")
     candidate = _model_candidate(name, model, line, None)
     candidate.kind = "keras-builder"
@@ -196,6 +250,7 @@ def discover(module, source: str, targets: dict[str, list[Spec] | None], find_al
 
 def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None]) -> list[Candidate]:
     found = []
+    models = keras_model_classes()
     for name, specs in targets.items():
         line = lines.get(name.split(".")[0], 1)
         try:
@@ -203,7 +258,7 @@ def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None])
         except AttributeError:
             found.append(Candidate(name, line, "function", reason=f"`{name}` is not defined in this file"))
             continue
-        if isinstance(obj, keras.Model):
+        if isinstance(obj, models):
             found.append(_model_candidate(name, obj, line, specs))
         elif not specs and inspect.isfunction(obj) and _builds_model(obj):
             found.append(_builder_candidate(name, obj, line))
@@ -216,6 +271,7 @@ def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None])
 
 def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate]:
     found = []
+    models = keras_model_classes()
     for name, line in lines.items():
         if name in skip:
             continue
@@ -223,8 +279,11 @@ def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate
         if obj is None or inspect.ismodule(obj) or inspect.isclass(obj):
             continue
         if _is_tf_function(obj):
-            found.append(_function_candidate(name, obj, line, None))
-        elif isinstance(obj, keras.Model):
+            candidate = _function_candidate(name, obj, line, None)
+            if not candidate.traceable:
+                candidate.helper = getattr(obj, "name", None) or name
+            found.append(candidate)
+        elif isinstance(obj, models):
             found.append(_model_candidate(name, obj, line, None))
             found.extend(_method_candidates(name, obj, line))
         elif isinstance(obj, tf.Module):
@@ -232,3 +291,13 @@ def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate
         elif inspect.isfunction(obj) and obj.__module__ == module.__name__ and _builds_model(obj):
             found.append(_builder_candidate(name, obj, line))
     return found
+
+
+def without_called_helpers(candidates: list[Candidate], entries: list[dict]) -> list[dict]:
+    """The ``entries`` (one per candidate) less each signature-less tf.function that a traced entry
+    calls: it was traced with its caller's arguments and checked as part of that entry."""
+    called = {name for entry in entries if entry.get("graph") for name in entry["graph"]["functions"]}
+    return [entry for candidate, entry in zip(candidates, entries, strict=True)
+            if not (candidate.helper and any(re.fullmatch(rf"__inference_{re.escape(candidate.helper)}_\d+", name)
+                                             for name in called))]
+

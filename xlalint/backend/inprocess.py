@@ -5,10 +5,9 @@ from __future__ import annotations
 import inspect
 import traceback
 
-import keras
 import tensorflow as tf
 
-from xlalint.backend.discover import Candidate, _function_candidate, _model_candidate
+from xlalint.backend.discover import Candidate, _function_candidate, _model_candidate, keras_model_classes
 from xlalint.backend.frames import user_frames
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.keras_sites import LayerRecorder
@@ -43,7 +42,7 @@ def trace_object(obj, specs: tuple, verify: str | None = None) -> tuple[dict, st
     name = getattr(obj, "name", None) or getattr(obj, "__name__", type(obj).__name__)
     path, line = _caller_site()
     recorder = LayerRecorder()
-    if isinstance(obj, keras.Model):
+    if isinstance(obj, keras_model_classes()):
         candidate: Candidate = _model_candidate(name, obj, line, given)
         for layer in obj._flatten_layers(include_self=False):  # noqa: SLF001 - every nested layer
             recorder.add_site(layer, path, line)

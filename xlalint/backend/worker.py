@@ -57,14 +57,16 @@ def _import_user_module(path: str):
 
 
 def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
-    from xlalint.backend.discover import discover
+    from xlalint.backend.discover import discover, without_called_helpers
     from xlalint.backend.graph_export import export_graph
     from xlalint.backend.keras_jit import layers_without_jit
+    from xlalint.backend.trace_errors import tracing_failure
 
     targets = {t["name"]: ([parse_spec(s) for s in t["specs"]] if t.get("specs") else None)
                for t in request.get("targets", [])}
     entries = []
-    for candidate in discover(module, source, targets, request["discover"]):
+    candidates = discover(module, source, targets, request["discover"])
+    for candidate in candidates:
         entry = entry_record(candidate.name, candidate.line, candidate.kind, candidate.jit_compile,
                              candidate.signature, error=candidate.reason)
         if candidate.traceable:
@@ -75,7 +77,7 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                 entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
                 entry["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
             except Exception as error:  # tracing runs user code; report, never crash
-                entry["error"] = f"tracing failed: {type(error).__name__}: {_first_line(error)}"
+                entry["error"] = tracing_failure(candidate.name, candidate.signature, error)
             if entry["graph"] is not None and request.get("verify"):
                 from xlalint.backend.verify import verify_entry
 
@@ -86,7 +88,7 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
             except Exception:  # a user model whose layers cannot be listed: no XLA301 for it
                 pass
         entries.append(entry)
-    return entries
+    return without_called_helpers(candidates, entries)
 
 
 def _first_line(error: BaseException) -> str:
