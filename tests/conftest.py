@@ -196,6 +196,9 @@ class _NeedsTensorFlow(pytest.Item):
     def runtest(self) -> None:
         pytest.skip("needs TensorFlow, which is not installed")
 
+    def reportinfo(self):
+        return self.path, 0, f"{self.path.name}: needs TensorFlow"
+
 
 class _TensorFlowModule(pytest.File):
     """A test module that imports TensorFlow, left unimported: one placeholder test marked tf."""
