@@ -134,7 +134,7 @@ def _function_needs_tf(fn, seen: set) -> bool:
 
 
 def _needs_tf(item: pytest.Item) -> bool:
-    if item.get_closest_marker("tf"):
+    if item.get_closest_marker("tf") or _file_imports_tf(item.path):
         return True
     if not isinstance(item, pytest.Function):
         return False
