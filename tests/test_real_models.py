@@ -80,6 +80,8 @@ def test_tf_keras_functional_model_with_dict_inputs(tmp_path):
         """)
     assert _model_compiles(module.model, _zeros(module.model.input, 2))
     assert _verdicts(report) == {"model": "compatible"} and _blockers(report) == set()
+    named, _ = run_json("user_model.py::model", "--device", "cpu", "--no-cache", cwd=tmp_path)
+    assert _verdicts(named) == {"model": "compatible"}  # named, it is a model too (not "a function")
 
 
 def test_transformers_tf_bert_model(tmp_path):
