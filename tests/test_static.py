@@ -18,7 +18,9 @@ from xlalint.analyses.data_dependent import DATA_DEPENDENT
 from xlalint.static.api_table import DATA, load_table
 from xlalint.static.run import run_static
 from xlalint.checks import RULES
-from xlalint.static.scan import _Index, _leftmost_name, _Positions, scan_source
+from xlalint.static.index import Index
+from xlalint.static.positions import Positions, leftmost_name
+from xlalint.static.scan import scan_source
 from xlalint.support import load_support
 
 RULE_DIRS = sorted(p for p in (REPO / "rules").iterdir() if (p / "good.py").is_file())  # XLA9xx: no examples
@@ -266,10 +268,10 @@ def test_positions_are_those_of_libcst():
     for name in AGREEMENT_FILES + CORPUS + [str(REPO / "examples" / "train.py")]:
         source = Path(name).read_text(encoding="utf-8")
         module = cst.parse_module(source)
-        index = _Index(module)
+        index = Index(module)
         nodes = [n for n in _all_nodes(module) if isinstance(n, (cst.Call, cst.FunctionDef, cst.Arg))
-                 and _leftmost_name(n) is not None]
-        ours = _Positions(module, source, index.parents)(nodes)
+                 and leftmost_name(n) is not None]
+        ours = Positions(module, source, index.parents)(nodes)
         theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         for node in nodes:
             start = theirs[node.name if isinstance(node, cst.FunctionDef) else node].start
@@ -339,16 +341,16 @@ def test_static_xla001_findings_are_a_subset_of_the_full_mode(rules_report):
 
 
 def test_static_cli_uses_the_same_codes_filters_and_exit_codes():
-    from conftest import run_json, run_xlalint
+    from conftest import json_without_tf, run_without_tf
 
-    report, code = run_json("--static", "fixtures/multi_blocker.py", "fixtures/suppressed/suppressed.py")
+    report, code = json_without_tf("--static", "fixtures/multi_blocker.py", "fixtures/suppressed/suppressed.py")
     assert code == 1
     lines = {(f["code"], f["path"], f["line"]) for f in report["findings"]}
     assert ("XLA001", "fixtures/multi_blocker.py", 10) in lines
     assert ("XLA001", "fixtures/suppressed/suppressed.py", 9) not in lines  # the ignore comment holds
-    report, code = run_json("--static", "fixtures/multi_blocker.py", "--ignore", "XLA001")
+    report, code = json_without_tf("--static", "fixtures/multi_blocker.py", "--ignore", "XLA001")
     assert report["findings"] == [] and code == 0
-    done = run_xlalint("--static", "fixtures/multi_blocker.py::preprocess_and_score")
+    done = run_without_tf("--static", "fixtures/multi_blocker.py::preprocess_and_score")
     assert done.returncode == 2 and "need tracing" in done.stderr
 
 

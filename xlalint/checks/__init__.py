@@ -1,7 +1,8 @@
 """The rule catalogue: one module per rule code (``xlaNNN_name.py``), each with its ``RULE``.
 
-A graph rule's ``RULE.check`` is a pure function of an ``OpGraph`` and a ``Context``; source
-rules are found by the libcst pass, run rules by the engine (see each module's docstring).
+A graph rule's ``RULE.check`` is a pure function of an ``OpGraph`` and a ``Context``; a source
+rule's ``RULE.check_source`` reads a file's libcst index (``xlalint.static.index``) and is called by
+the libcst pass; run rules are reported by the engine (see each module's docstring).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from xlalint.opgraph import OpGraph
 from xlalint.results import Finding
@@ -60,6 +60,8 @@ class Rule:
     stage: str = "graph"
     check: Callable[[OpGraph, Context], Iterable[Hit]] | None = None  # graph rules only
     fix: Fix | None = None
+    # source rules only: the pending findings (xlalint.static.index.Pending) of a file's libcst Index
+    check_source: Callable[[Any], Iterable] | None = None
 
     def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
                 node: dict | None = None, fixable: bool = False) -> Finding:
