@@ -17,8 +17,8 @@ from marks import expected
 from xlalint.analyses.data_dependent import DATA_DEPENDENT
 from xlalint.static.api_table import DATA, load_table
 from xlalint.static.run import run_static
-from xlalint.checks import RULES
-from xlalint.static.index import Index
+from xlalint.checks import RULES, Rule
+from xlalint.static.index import Index, Pending
 from xlalint.static.positions import Positions, leftmost_name
 from xlalint.static.scan import scan_source
 from xlalint.support import load_support
@@ -199,6 +199,16 @@ def test_experimental_compile_and_xla_devices_flag(tmp_path):
     assert all((f.name, f.severity) == rules[f.code] for f in scan.findings)
     assert [fn.jit_compile for fn in scan.functions] == [True]
     assert {f.entry for f in scan.findings} == {"<module>", "old", "main"}
+
+
+def test_a_source_rule_is_run_by_the_pass_through_the_registry(monkeypatch):
+    """Adding a source rule is adding its module: the pass calls every registered RULE.check_source."""
+    rule = Rule("XLA499", "every-call", "info", "Every call.", stage="source",
+                check_source=lambda index: [Pending(rule, "a call", "", site.node, site.owner) for site in index.calls])
+    monkeypatch.setitem(RULES, "XLA499", rule)
+    scan = scan_source("x.py", "import tensorflow as tf\n\ndef f():\n    print(tf.ones(2))\n", load_table())
+    assert [(f.code, f.line, f.col, f.entry) for f in scan.findings] == [("XLA499", 4, 5, "f"), ("XLA499", 4, 11, "f")]
+    assert {c for c, r in RULES.items() if r.check_source} == {c for c, r in RULES.items() if r.stage == "source"}
 
 
 def test_python_numbers_reported_only_where_each_value_is_a_new_trace(tmp_path):
