@@ -145,16 +145,27 @@ def _input_name(tensor) -> str | None:
     return _arg_name(getattr(layer, "name", None) or getattr(tensor, "name", None))
 
 
+def _keras_inputs(model):
+    """The model's Keras inputs in its own structure; a built Sequential knows only the flat list."""
+    for attribute in ("input", "inputs"):
+        try:
+            inputs = getattr(model, attribute)
+        except (AttributeError, ValueError):
+            continue
+        if isinstance(inputs, (list, tuple)) and len(inputs) <= 1 and attribute == "inputs":
+            return inputs[0] if inputs else None
+        if inputs is not None:
+            return inputs
+    return None
+
+
 def _model_inputs(model):
     """The model's inputs as a structure of TensorSpecs named after its Inputs, or None when unknown.
 
     A functional model's own structure (one input, a list or a dict of them); for a model with
     ``dummy_inputs`` (transformers), their names, dtypes and sizes with a free batch dimension.
     """
-    try:
-        inputs = model.input
-    except (AttributeError, ValueError):
-        inputs = None
+    inputs = _keras_inputs(model)
     if inputs is not None:
         return tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype, name=_input_name(t)), inputs)
     try:
