@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
+import sys
 
 from xlalint.results import FileError
 
+PYTHON_RECURSION_LIMIT = 1000  # a fresh interpreter's, under which `python file.py` compiles the file
 # tensorflow, keras, tf_keras and their companions (tensorflow_text, keras_hub...), or a transformers TF model class
 MENTIONS_TF = re.compile(r"\b((tensorflow|keras|tf_keras)(_\w+)?|TF[A-Z][A-Za-z0-9]*(Model|For[A-Za-z]+))\b")
 # Shell scripts and Dockerfiles: scanned for TF_XLA_FLAGS misuse (XLA402), never traced.
@@ -84,6 +87,18 @@ def precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
     return None, False
 
 
+@contextlib.contextmanager
+def _default_recursion_limit():
+    """Parse as a fresh ``python file.py`` would, whatever this process raised its limit to (TensorFlow
+    raises it to 3000 when imported): the answer must not depend on what else ran here."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(PYTHON_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
 def parse_python(source: str, path: str = "<unknown>") -> tuple[ast.Module | None, str | None]:
     """``(tree, None)``, or ``(None, why)`` when Python cannot compile ``source`` (nor import it)."""
     nul = source.find("\0")
@@ -91,7 +106,8 @@ def parse_python(source: str, path: str = "<unknown>") -> tuple[ast.Module | Non
         line = source.count("\n", 0, nul) + 1
         return None, f"NUL byte at line {line}: Python cannot compile a file that contains one"
     try:
-        return ast.parse(source, filename=path), None
+        with _default_recursion_limit():
+            return ast.parse(source, filename=path), None
     except SyntaxError as error:
         return None, f"syntax error at line {error.lineno}: {error.msg}"
     except (RecursionError, MemoryError):
