@@ -46,6 +46,75 @@ def test_cumsum_of_a_data_dependent_size_crashes_but_of_a_static_one_does_not():
     assert hits(b.build()) == [("XLA103", "Where"), ("XLA106", "Cumsum")]
 
 
+def _rotated(b: GraphBuilder, branch_shapes: tuple, index: str | None = None) -> str:
+    """``tf.image.rot90``'s core: an If (a Case when ``index`` is given) over a [2, 16, 3] image whose
+    branches return ``branch_shapes``."""
+    x = b.arg("x", shape=[2, 16, 3])
+    names = []
+    for k, shape in enumerate(branch_shapes):
+        name = f"branch{k}"
+        inner = b.arg("image", shape=[2, 16, 3], function=name)
+        b.function(name, [b.op("out", "Transpose" if shape != [2, 16, 3] else "Identity", [inner], shape=shape,
+                                function=name)])
+        names.append(name)
+    merged = [size if len({s[d] for s in branch_shapes}) == 1 else None for d, size in enumerate(branch_shapes[0])]
+    if index is None:
+        calls, first = {"then_branch": names[:1], "else_branch": names[1:]}, b.arg("pred", dtype="bool")
+    else:
+        calls, first = {"branches": names}, index
+    cond = b.op("cond", "StatelessIf" if index is None else "StatelessCase", [first, x], shape=merged, calls=calls)
+    return b.op("rotated", "Identity", [cond], shape=merged)
+
+
+@pytest.mark.parametrize("op_type, axis, flagged", [
+    ("Roll", [0, 1, 2], True),  # tf.signal.fftshift: every axis
+    ("Roll", [1], True),
+    ("Roll", [-3], True),
+    ("Roll", [2], False),  # the static channel axis
+    ("Cumsum", [1], True),
+    ("Cumsum", [2], False),
+    ("Cumprod", [0], True),
+])
+def test_an_op_along_a_dimension_from_branches_of_different_shapes(op_type, axis, flagged):
+    b = GraphBuilder()
+    rotated = _rotated(b, ([16, 2, 3], [2, 16, 3]))
+    inputs = [rotated, b.const("shift", [1] * len(axis)), b.const("axis", axis)] if op_type == "Roll" else \
+        [rotated, b.const("axis", axis)]
+    b.op(op_type, op_type, inputs, shape=[None, None, 3],
+         args=["input", "shift", "axis"] if op_type == "Roll" else ["x", "axis"])
+    assert hits(b.build()) == [("XLA106", op_type)] * flagged
+
+
+@pytest.mark.parametrize("op_type, consumer_args, flagged", [
+    ("FFT", [], True),
+    ("Reshape", [[96]], True),
+    ("Reshape", [[-1, 3]], False),
+    ("Relu", [], False),
+])
+def test_other_consumers_of_branches_of_different_shapes(op_type, consumer_args, flagged):
+    b = GraphBuilder()
+    rotated = _rotated(b, ([16, 2, 3], [2, 16, 3]))
+    inputs = [rotated] + [b.const("shape", value) for value in consumer_args]
+    b.op(op_type, op_type, inputs, shape=[None, None, 3], args=["input", "shape"][: len(inputs)]
+         if op_type != "Reshape" else ["tensor", "shape"])
+    assert hits(b.build()) == [("XLA106", op_type)] * flagged
+
+
+@pytest.mark.parametrize("branch_shapes, index, flagged", [
+    (([16, 2, 3], [2, 16, 3]), None, True),
+    (([2, 16, 3], [2, 16, 3]), None, False),  # same shapes: static
+    (([16, 2, 3], [2, 16, 3]), "constant", False),  # a Case on a constant index compiles one branch
+    (([16, 2, 3], [2, 16, 3]), "argument", True),
+])
+def test_only_branches_xla_compiles_with_different_shapes_make_a_bounded_size(branch_shapes, index, flagged):
+    b = GraphBuilder()
+    chosen = {None: None, "constant": lambda: b.const("index", [1]), "argument": lambda: b.arg("i", dtype="int32")}
+    rotated = _rotated(b, branch_shapes, chosen[index]() if index else None)
+    b.op("Roll", "Roll", [rotated, b.const("shift", [1]), b.const("axis", [0])], shape=[None, None, 3],
+         args=["input", "shift", "axis"])
+    assert hits(b.build()) == [("XLA106", "Roll")] * flagged
+
+
 def _loop(body_result: str, leaves_with: list) -> GraphBuilder:
     """A while loop over one float vector of shape [2]; the body returns ``body_result`` of it."""
     b = GraphBuilder()

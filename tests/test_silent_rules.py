@@ -113,3 +113,27 @@ def test_a_list_read_after_a_pop_is_reported_and_one_without_pops_is_not():
     b.op("length", "TensorListLength", [(popped, 0)], dtype="int32")
     b.op("length_before", "TensorListLength", [made], dtype="int32")
     assert hits(b.build()) == [("XLA204", "length")]
+
+
+def _guarded_assert(b, predicate):
+    """``tf.debugging.Assert`` as TensorFlow guards it: an If that runs the Assert in its else branch."""
+    b.arg("p", dtype="bool", function="fails")
+    b.op("assert", "Assert", ["fails:p"], function="fails")
+    b.function("fails", [])
+    b.function("passes", [])
+    b.op("guard", "If", [predicate, predicate], calls={"then_branch": ["passes"], "else_branch": ["fails"]})
+    return b.build()
+
+
+def test_an_assert_a_constant_predicate_never_runs_is_not_reported():
+    b = GraphBuilder()  # tf.image.rot90's guard: exactly one of three constant conditions holds
+    flags = [b.op(f"is_{k}", "Const", dtype="bool", value=[k == 1]) for k in range(3)]
+    packed = b.op("preds", "Pack", flags, dtype="bool", shape=[3])
+    count = b.op("count", "Sum", [b.op("as_int", "Cast", [packed], dtype="int32", shape=[3]),
+                                  b.const("axis", [0])], dtype="int32", shape=[])
+    holds = b.op("holds", "LessEqual", [count, b.const("one", [1])], dtype="bool")
+    assert hits(_guarded_assert(b, holds)) == []
+    b = GraphBuilder()
+    assert hits(_guarded_assert(b, b.op("false", "Const", dtype="bool", value=[0]))) == [("XLA203", "assert")]
+    b = GraphBuilder()
+    assert hits(_guarded_assert(b, b.arg("ok", dtype="bool"))) == [("XLA203", "assert")]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 
-from xlalint.opgraph import OpGraph
+from xlalint.opgraph import BRANCH_OPS, OpGraph
 
 CASE_OPS = frozenset({"Case", "StatelessCase"})
 
@@ -46,6 +46,11 @@ def _evaluate(graph: OpGraph, node_id: str, depth: int = 0):
     if node["type"] == "StridedSlice" and len(args) == 4 and args[0].ndim == 1 and args[1].size == 1:
         begin, end, stride = int(args[1][0]), int(args[2][0]), int(args[3][0])
         return args[0][begin:end if end else None:stride]
+    if node["type"] == "Pack" and args and all(a.ndim == 0 for a in args):  # scalars: axis 0 is the only one
+        return np.stack(args)
+    if node["type"] == "Sum" and len(args) == 2 and node["outputs"][0]["shape"] is not None:
+        total = np.sum(args[0], axis=tuple(int(a) for a in args[1].ravel()))
+        return total.reshape(node["outputs"][0]["shape"])
     if node["type"] in _BINARY and len(args) == 2:
         return _BINARY[node["type"]](args[0], args[1])
     return None
@@ -90,3 +95,12 @@ def compiled_nodes(graph: OpGraph):
     """Node records of the functions XLA compiles, in trace order."""
     functions = compiled_functions(graph)
     return (node for node in graph.nodes() if node["function"] in functions)
+
+
+def never_taken(graph: OpGraph, function: str) -> bool:
+    """Every op that calls ``function`` is an If/Case whose compile-time predicate or index picks
+    another branch: TensorFlow never runs it (XLA may still compile it)."""
+    callers = graph.callers(function)
+    return bool(callers) and all(
+        graph.node(caller)["type"] in BRANCH_OPS and taken_branch(graph, graph.node(caller)) not in (None, function)
+        for caller, _ in callers)

@@ -1,11 +1,21 @@
-"""Ops whose output size depends on data values, and whether XLA still knows that size when compiling."""
+"""Ops whose output size depends on data values, and whether XLA still knows that size when compiling.
+
+Two sources of bounded dynamic sizes (XLA knows an upper bound, not the size): data-dependent ops
+(``Where``, ``Unique``...), and If/Case ops whose branches return different static shapes (XLA
+pads the result to the largest; measured on TF 2.21: ``tf.image.rot90(x, 1)`` of a ``[2, 16, 3]``
+image is ``f32[<=16,<=16,3]``, its ``If`` compiles both branches even on a constant predicate,
+while a ``Case`` on a constant index compiles only the taken branch and stays static).
+"""
 
 from __future__ import annotations
 
+from collections import deque
+
 import networkx as nx
 
+from xlalint.analyses.branches import CASE_OPS, compiled_functions, taken_branch
 from xlalint.analyses.values import CONSTANT, SPECIALIZED, ValueTracer, constant_inputs
-from xlalint.opgraph import OpGraph
+from xlalint.opgraph import BRANCH_OPS, PASS_THROUGH, OpGraph
 from xlalint.support import SupportTable
 
 DATA_DEPENDENT = frozenset({
@@ -55,5 +65,56 @@ def dynamic_size_ops(graph: OpGraph, support: SupportTable, device: str):
                 yield node
 
 
-def from_data_dependent(graph: OpGraph, node_id: str) -> bool:
-    return any(graph.node(a)["type"] in DATA_DEPENDENT for a in nx.ancestors(graph.graph, node_id))
+def _branch_output_dynamic(graph: OpGraph, node: dict, index: int, depth: int = 0) -> bool:
+    """Output ``index`` of a compiled If/Case is bounded-dynamic: its branches return different static
+    sizes in some dimension, or a branch returns a bounded-dynamic branch output itself."""
+    if depth > 20 or node["type"] in CASE_OPS and taken_branch(graph, node):
+        return False
+    sizes: list[set[int]] = []
+    for names in node["calls"].values():
+        for name in names:
+            outputs = graph.functions[name]["outputs"]
+            if index >= len(outputs):
+                return False
+            src, at = outputs[index]
+            while graph.node(src)["type"] in PASS_THROUGH and graph.node(src)["inputs"]:
+                src, at = graph.node(src)["inputs"][0]["src"], graph.node(src)["inputs"][0]["index"]
+            inner = graph.node(src)
+            if inner["type"] in BRANCH_OPS and _branch_output_dynamic(graph, inner, at, depth + 1):
+                return True
+            shape = inner["outputs"][at]["shape"] if at < len(inner["outputs"]) else None
+            if shape is None:
+                return False
+            sizes = sizes or [set() for _ in shape]
+            if len(shape) != len(sizes):
+                return False
+            for known, size in zip(sizes, shape):
+                if size is not None:
+                    known.add(size)
+    return any(len(known) > 1 for known in sizes)
+
+
+def bounded_branch_ops(graph: OpGraph) -> frozenset[str]:
+    """Compiled If/Case ops with a bounded-dynamic output, once per graph."""
+    def compute():
+        functions = compiled_functions(graph)
+        return frozenset(
+            node["id"] for node in graph.nodes()
+            if node["type"] in BRANCH_OPS and node["function"] in functions
+            and any(_branch_output_dynamic(graph, node, i) for i in range(len(node["outputs"]))))
+    return graph.analysis("bounded_branch_ops", compute)
+
+
+def bounded_source(graph: OpGraph, node_id: str) -> dict | None:
+    """The op a value's bounded-dynamic size comes from (a data-dependent op, or an If/Case whose
+    branches differ in shape), or None."""
+    branches = bounded_branch_ops(graph)
+    seen, pending = {node_id}, deque([node_id])
+    while pending:  # nearest first
+        current = pending.popleft()
+        if graph.node(current)["type"] in DATA_DEPENDENT or current in branches:
+            return graph.node(current)
+        for src in sorted(set(graph.graph.predecessors(current)) - seen):
+            seen.add(src)
+            pending.append(src)
+    return None
