@@ -11,7 +11,7 @@ import pytest
 
 from xlalint.report import EMITTERS
 from xlalint.report.sarif import source_root
-from xlalint.results import Entry, FileError, Finding, Report
+from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden"
@@ -29,7 +29,9 @@ def _report() -> Report:
                     fingerprint="0f1e2d3c4b5a69788796a5b4c3d2e1f0:1"),
             Finding("XLA102", "value-specialized-input", "warning",
                     "input `shape` of `Reshape` depends on the value of argument `n`, 100% of the time",
-                    "Derive it from static shapes.", "src/train.py", 16, 9, "train_step", "Reshape", "Reshape"),
+                    "Derive it from static shapes.", "src/train.py", 16, 9, "train_step", "Reshape", "Reshape",
+                    entries=("train_step", "predict"),
+                    related=({"path": "src/train.py", "line": 15, "message": "`n` is not a constant: it comes from this loop"},)),
         ],
         errors=[FileError("src/broken.py", "syntax error at line 3: invalid syntax")],
     )
@@ -83,3 +85,19 @@ def test_github_commands_escape_and_map_severities():
 def test_text_color_only_when_asked():
     assert "\033[" not in EMITTERS["text"](_report())
     assert "\033[31mXLA001 [error]\033[0m" in EMITTERS["text"](_report(), color=True)
+
+
+def test_one_finding_per_place_names_every_entry_that_reaches_it():
+    def at(entry, line, message="`StringSplit` has no XLA kernel on gpu", related=()):
+        return Finding("XLA001", "unsupported-op", "error", message, "h", "src/m.py", line, 5, entry,
+                       "StringSplitV2", "split", related=related)
+    built = {"path": "src/m.py", "line": 3, "message": "the layer `tv` is constructed here"}
+    merged = one_per_place([at("model", 9, related=(built,)), at("build_model", 9, related=(built,)),
+                            at("train_step", 9), at("model", 11), at("model", 9, "other message")])
+    assert [(f.line, f.message[:5], f.all_entries, f.related) for f in merged] == [
+        (9, "`Stri", ("model", "build_model", "train_step"), (built,)),
+        (11, "`Stri", ("model",), ()),
+        (9, "other", ("model",), ()),
+    ]
+    assert merged[0].to_json()["entry"] == "model"
+    assert merged[0].to_json()["entries"] == ["model", "build_model", "train_step"]

@@ -69,7 +69,7 @@ def _totals(rows: list[dict]) -> dict:
 
 def coverage(report: Report) -> dict:
     """The run's totals, with each file's totals and entries (see docs/coverage.md)."""
-    keras_off = {(f.path, f.entry) for f in report.findings if f.code == "XLA301"}
+    keras_off = {(f.path, name) for f in report.findings if f.code == "XLA301" for name in f.all_entries}
     per_file: dict[str, list[dict]] = defaultdict(list)
     for entry in report.entries:
         share = report.cluster_shares.get((entry.path, entry.name))

@@ -12,7 +12,7 @@ from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst
 from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck
 from xlalint.fixes.guard import file_digest
 from xlalint.opgraph import OpGraph
-from xlalint.results import Entry, FileError, Finding, Report
+from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.saved_graphs import save_entry
 from xlalint.settings import Options
 from xlalint.sourcemap import Location
@@ -84,6 +84,7 @@ def analyze(paths: list[str], options: Options) -> Report:
             report.findings.extend(source_findings(request["path"], options, suppressions))
         if not result["error"] and not request.get("saved_model"):
             report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
+    report.findings = one_per_place(report.findings)
     _record_sources(report.sources, (f.path for f in report.findings))
     return report
 

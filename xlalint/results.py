@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,9 +28,31 @@ class Finding:
     op_name: str | None = None
     fix: dict | None = None  # {"kind", "safety": "safe"|"unsafe", "description"} when xlalint can fix it
     fingerprint: str | None = None  # stable across line moves (xlalint.baseline); set after analysis
+    entries: tuple[str, ...] = ()  # every entry that reaches this place (``entry`` is the first); () = just entry
+    related: tuple[dict, ...] = ()  # other places that explain it: ({"path", "line", "message"}, ...)
+
+    @property
+    def all_entries(self) -> tuple[str, ...]:
+        return self.entries or (self.entry,)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "entries": list(self.all_entries), "related": [dict(r) for r in self.related]}
+
+
+def one_per_place(findings: list[Finding]) -> list[Finding]:
+    """Findings of several entries at the same place with the same message merged into the first,
+    which then names every entry (in the order they were checked)."""
+    merged: dict[tuple, Finding] = {}
+    for f in findings:
+        key = (f.code, f.path, f.line, f.col, f.op_type, f.message)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = f
+            continue
+        names = first.all_entries + tuple(n for n in f.all_entries if n not in first.all_entries)
+        related = first.related + tuple(r for r in f.related if r not in first.related)
+        merged[key] = replace(first, entries=names, related=related)
+    return list(merged.values())
 
 
 @dataclass(frozen=True)

@@ -87,9 +87,14 @@ def _result(f: Finding, index: dict, root: Path, state: str | None) -> dict:
                 "artifactLocation": artifact(f.path, root),
                 "region": {"startLine": f.line, "startColumn": f.col},
             },
-            "logicalLocations": [{"name": f.entry, "kind": "function"}],
+            "logicalLocations": [{"name": name, "kind": "function"} for name in f.all_entries],
         }],
     }
+    if f.related:
+        result["relatedLocations"] = [
+            {"id": i, "physicalLocation": {"artifactLocation": artifact(r["path"], root), "region": {"startLine": r["line"]}},
+             "message": {"text": r["message"]}}
+            for i, r in enumerate(f.related, 1)]
     if f.fingerprint:
         result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
     if state:

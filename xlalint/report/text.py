@@ -26,7 +26,8 @@ def emit(report: Report, color: bool = False) -> str:
         out.append(_paint(path, "path", color))
         for f in findings:
             tag = _paint(f"{f.code} [{f.severity}]", f.severity, color)
-            out.append(f"  {f.path}:{f.line}:{f.col}: {tag} {f.message}  ({f.entry})")
+            out.append(f"  {f.path}:{f.line}:{f.col}: {tag} {f.message}  ({', '.join(f.all_entries)})")
+            out.extend(f"      related: {r['path']}:{r['line']}: {r['message']}" for r in f.related)
             out.append(_paint(f"      hint: {f.hint}", "hint", color))
         out.append("")
     for error in report.errors:
@@ -88,7 +89,7 @@ def _summary(report: Report) -> list[str]:
         f"{verdicts['compatible']} compatible, {verdicts['incompatible']} incompatible, "
         f"{verdicts['unknown']} not traceable; {len(report.errors)} file errors"
     ]
-    keras_off = {(f.path, f.entry) for f in report.findings if f.code == "XLA301"}  # Keras keeps XLA off
+    keras_off = {(f.path, name) for f in report.findings if f.code == "XLA301" for name in f.all_entries}  # Keras keeps XLA off
     ready = [f"{e.path}::{e.name}" for e in report.entries
              if e.verdict == "compatible" and (e.path, e.name) not in keras_off]
     lines += coverage_lines(report)
