@@ -36,7 +36,7 @@ def entry_findings(raw: EntryRecord, path: str, support, options: Options, graph
     fallback = Location(path, raw["line"])
     findings = _rule_findings(graph, ctx, raw, fallback, options)
     if raw["kind"] == "tf.function" and raw.get("jit_compile") is not True and \
-            not any(f.severity == "error" for f in findings):
+            not any(f.severity == "error" for f in findings) and not _verify_failed(raw.get("verify")):
         findings += _offer_jit_compile(raw, path, options)
     if raw.get("jit_compile") is True:
         findings = _with_split_suggestion(findings, path, raw["line"])
@@ -57,6 +57,11 @@ def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, 
                                column(where.path, where.line, hit.api), raw["name"], node)
         findings.setdefault((finding.code, finding.path, finding.line, finding.op_type, finding.message), finding)
     return list(findings.values())
+
+
+def _verify_failed(verify: dict | None) -> bool:
+    """``--verify`` saw the compiled function fail, or return other values: no XLA403 offer then."""
+    return bool(verify) and (not verify["compiled"] or verify["allclose"] is False)
 
 
 def _offer_jit_compile(raw: dict, path: str, options: Options) -> list[Finding]:

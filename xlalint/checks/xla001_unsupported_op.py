@@ -22,6 +22,9 @@ def _hint(node: dict, device: str) -> str:
     if op_type in HOST_CALLBACKS:
         return ("Python callbacks run on the host and cannot be compiled: move the call out of the "
                 "compiled function, or write the computation with TensorFlow ops.")
+    if op_type == "StringFormat":  # tf.strings.format; the one inside tf.print is reported as tf.print
+        return ("XLA has no string type: build the string with tf.strings.format outside the compiled "
+                "function, from values it returns.")
     if op_type in PRINTING:
         return ("Printing needs the host: drop tf.print from the compiled function, return the values "
                 "and print them outside, or use tf.debugging asserts (compiled as no-ops).")

@@ -1,0 +1,45 @@
+"""Issue 13's output on hand-built graphs (no TensorFlow): --verify takes back the XLA403 offer, the
+tf.strings.format hint, related locations of Keras layers."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_builder import SUPPORT, GraphBuilder
+from xlalint.entry_findings import entry_findings
+from xlalint.settings import Options
+
+VERIFIED = {"device": "cpu", "compiled": True, "error": None, "error_op": None, "allclose": True,
+            "max_abs_diff": 0.0, "compile_s": 0.1, "xla_step_s": 0.001, "tf_step_s": 0.001, "speedup": 1.0,
+            "compilations": 1, "xla_peak_bytes": None, "tf_peak_bytes": None, "memory_method": None,
+            "training_step": False}
+
+
+def _findings(b: GraphBuilder, verify=None, device="cpu"):
+    raw = {"name": "f", "line": 1, "kind": "tf.function", "jit_compile": None, "signature": [],
+           "graph": b.build().data, **({"verify": verify} if verify else {})}
+    return entry_findings(raw, "/src/model.py", SUPPORT, Options(device=device))
+
+
+def _plain() -> GraphBuilder:
+    b = GraphBuilder()
+    b.op("exp", "Exp", [b.arg("x", shape=[4])], shape=[4])
+    return b
+
+
+@pytest.mark.parametrize("verify, codes", [
+    (None, ["XLA403"]),
+    (VERIFIED, ["XLA403"]),
+    ({**VERIFIED, "allclose": False, "max_abs_diff": 1.0}, []),
+    ({**VERIFIED, "compiled": False, "error": "boom", "error_op": "Exp", "allclose": None}, ["XLA901"]),
+])
+def test_a_verify_failure_takes_back_the_offer_of_jit_compile(verify, codes):
+    assert [f.code for f in _findings(_plain(), verify)] == codes
+
+
+def test_a_string_format_of_its_own_is_hinted_as_tf_strings_format():
+    b = GraphBuilder()
+    b.op("format", "StringFormat", [b.arg("x", shape=[4])], dtype="string", attrs={"T": ["float32"]})
+    [finding] = _findings(b)
+    assert (finding.code, finding.hint) == ("XLA001", "XLA has no string type: build the string with "
+                                            "tf.strings.format outside the compiled function, from values it returns.")
