@@ -43,3 +43,13 @@ def test_a_string_format_of_its_own_is_hinted_as_tf_strings_format():
     [finding] = _findings(b)
     assert (finding.code, finding.hint) == ("XLA001", "XLA has no string type: build the string with "
                                             "tf.strings.format outside the compiled function, from values it returns.")
+
+
+def test_an_op_of_a_users_layer_names_where_the_layer_was_constructed():
+    b = GraphBuilder()
+    b.op("fn", "PyFunc", [b.arg("x", shape=[4])], line=20, attrs={"Tin": ["float32"], "Tout": ["float32"]})
+    b.nodes[-1]["layer"] = {"name": "callback", "class": "Callback", "file": "/src/model.py", "line": 7,
+                            "user_code": True, "gpu_kernel": None}
+    [finding] = _findings(b)
+    assert (finding.code, finding.line, finding.related) == ("XLA001", 20, (
+        {"path": "/src/model.py", "line": 7, "message": "the Keras layer `callback` (Callback) is constructed here"},))

@@ -53,8 +53,9 @@ def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, 
         node = graph.node(hit.node) if hit.node else None
         where = locate(graph, node, fallback) if node else Location(*hit.site) if hit.site else fallback
         message = f"{hit.message} ({where.note})" if where.note else hit.message
+        related = tuple({**r, "path": display_path(r["path"])} for r in where.related)
         finding = rule.finding(message, hit.hint, display_path(where.path), where.line,
-                               column(where.path, where.line, hit.api), raw["name"], node)
+                               column(where.path, where.line, hit.api), raw["name"], node, related=related)
         findings.setdefault((finding.code, finding.path, finding.line, finding.op_type, finding.message), finding)
     return list(findings.values())
 

@@ -44,7 +44,7 @@ def one_per_place(findings: list[Finding]) -> list[Finding]:
     which then names every entry (in the order they were checked)."""
     merged: dict[tuple, Finding] = {}
     for f in findings:
-        key = (f.code, f.path, f.line, f.col, f.op_type, f.message)
+        key = (f.code, f.path, f.line, f.col, f.message)  # the message names the op where it matters
         first = merged.get(key)
         if first is None:
             merged[key] = f

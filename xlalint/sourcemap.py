@@ -25,6 +25,7 @@ class Location:
     path: str
     line: int
     note: str = ""  # e.g. "in the backward pass of MatMul"
+    related: tuple[dict, ...] = ()  # ({"path", "line", "message"}, ...): other places that explain it
 
 
 def _forward_op(graph: OpGraph, node: dict) -> dict | None:
@@ -53,7 +54,10 @@ def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
         return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
     if node["frames"]:
         path, line, _ = node["frames"][-1]
-        return Location(path, call_start(path, line))
+        built = () if not layer or (layer["file"], layer["line"]) == (path, line) else (
+            {"path": layer["file"], "line": layer["line"],
+             "message": f"the Keras layer `{layer['name']}` ({layer['class']}) is constructed here"},)
+        return Location(path, call_start(path, line), related=built)
     if layer:
         return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
     return Location(fallback.path, fallback.line, f"node `{node['name']}` in function `{node['function']}`")

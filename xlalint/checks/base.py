@@ -64,8 +64,8 @@ class Rule:
     check_source: Callable[[Any], Iterable] | None = None
 
     def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
-                node: dict | None = None, fixable: bool = False) -> Finding:
+                node: dict | None = None, fixable: bool = False, related: tuple[dict, ...] = ()) -> Finding:
         """This rule's finding; ``fixable`` attaches the rule's fix."""
         return Finding(self.code, self.name, self.severity, message, hint, path, line, col, entry,
                        node["type"] if node else None, node["name"] if node else None,
-                       self.fix.to_json() if fixable and self.fix else None)
+                       self.fix.to_json() if fixable and self.fix else None, related=related)
