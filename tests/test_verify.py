@@ -37,7 +37,11 @@ def test_failure_names_the_op_and_success_measures_numerics(verified):
     good = by_name["scale_on_device"]
     assert good["allclose"] is True and good["max_abs_diff"] < 1e-4
     assert good["compile_s"] > 0 and good["xla_step_s"] > 0 and good["speedup"] > 0
-    assert good["memory_method"] == "child-rss-hwm"
+    # A step this small may touch no new page at all: then both figures are null, and so is the method
+    # (never 0 bytes). tests/test_verify_core.py checks figures that grow with the activations.
+    figures = [good["xla_peak_bytes"], good["tf_peak_bytes"]]
+    assert all(peak is None or peak > 0 for peak in figures)
+    assert good["memory_method"] == ("child-rss-hwm" if any(figures) else None)
 
 
 def test_training_step_is_compared_after_several_steps(verified):
