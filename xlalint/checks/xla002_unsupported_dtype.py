@@ -9,6 +9,8 @@ from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import OpGraph
 
 NO_XLA_TYPE = frozenset({"string", "variant"})
+STRING_ARGUMENT_HINT = ("Convert strings to numbers (ids, hashes, decoded values) before the compiled function "
+                        "and pass those in.")
 
 
 def _argument_hits(graph: OpGraph, ctx: Context):
@@ -20,8 +22,7 @@ def _argument_hits(graph: OpGraph, ctx: Context):
             yield Hit(
                 "XLA002",
                 f"argument `{node['name']}` of `{ctx.entry}` is a {dtype} tensor; XLA has no {dtype} type",
-                "Convert strings to numbers (ids, hashes, decoded values) before the compiled function "
-                "and pass those in.",
+                STRING_ARGUMENT_HINT,
                 node=node_id,
             )
 

@@ -1,5 +1,8 @@
 """XLA001 and XLA103 by API name: the calls a compiled function makes of APIs the shipped table lists.
 
+Also XLA002 for a ``tf.string`` spec in the ``input_signature`` of a ``@tf.function``: XLA has no
+string type, whatever the body does.
+
 Each call in a compiled function (or in the same-file module functions it calls, directly or not) of
 an API whose op has no XLA kernel on the device is an XLA001, of one whose op has a data-dependent
 output shape an XLA103. Calls of stateless APIs on literal arguments are left out (TensorFlow folds
@@ -13,6 +16,7 @@ import libcst as cst
 from xlalint.analyses.data_dependent import DATA_DEPENDENT
 from xlalint.checks.xla001_unsupported_op import HOST_CALLBACKS, PRINTING
 from xlalint.checks.xla001_unsupported_op import RULE as XLA001
+from xlalint.checks.xla002_unsupported_dtype import RULE as XLA002, STRING_ARGUMENT_HINT
 from xlalint.checks.xla103_dynamic_output_shape import RULE as XLA103
 from xlalint.static.api_table import ApiInfo, lookup, no_kernel
 from xlalint.static.index import Def, Index, Pending
@@ -34,7 +38,28 @@ class ApiCalls:
     def check(self) -> list[Pending]:
         for compiled in self.index.compiled:
             self.scan_compiled(compiled.definition)
+            if compiled.decorator is not None:
+                self.check_signature(compiled.decorator, compiled.definition)
         return self.pending
+
+    def check_signature(self, decorator, fn: Def) -> None:
+        """XLA002 for each ``tf.string`` spec of the decorator's ``input_signature``."""
+        signature = next((a.value for a in getattr(decorator, "args", ()) if keyword(a) == "input_signature"), None)
+        if not isinstance(signature, (cst.List, cst.Tuple)):
+            return
+        params = [p.name.value for p in fn.node.params.params if p.name.value not in ("self", "cls")]
+        for position, element in enumerate(signature.elements):
+            spec = element.value
+            if not isinstance(spec, cst.Call) or self.index.aliases.tf_api(spec.func) != "tf.TensorSpec":
+                continue
+            dtype = next((a.value for a in spec.args if keyword(a) == "dtype"), None)
+            if dtype is None and len(spec.args) > 1 and spec.args[1].keyword is None:
+                dtype = spec.args[1].value
+            if dtype is not None and self.index.aliases.tf_api(dtype) == "tf.string":
+                name = f"`{params[position]}`" if position < len(params) else str(position + 1)
+                self.pending.append(Pending(
+                    XLA002, f"argument {name} of `{fn.name}` is a string tensor (input_signature); XLA has no "
+                    f"string type ({STATIC})", STRING_ARGUMENT_HINT, spec, fn.name))
 
     def scan_compiled(self, fn: Def) -> None:
         """Report the calls of ``fn`` and of the module functions it calls, directly or not."""
