@@ -48,6 +48,8 @@ def test_gpu_prediction_for_recurrent_layers():
         ("XLA001", LSTM_LINE, "tagger"), ("XLA001", LSTM_LINE, "tag"), ("XLA301", LSTM_LINE, "tagger"),
         ("XLA001", BIDIRECTIONAL_LINE, "reader"), ("XLA301", BIDIRECTIONAL_LINE, "reader"),
         ("XLA301", DROPOUT_LINE, "summarizer")])
+    both = [f["message"] for f in report["findings"] if f["line"] == BIDIRECTIONAL_LINE]
+    assert len(both) == 2 and all("layers `backward_lstm_1` and `forward_lstm_1`" in m for m in both)  # one decision
     verdicts = {e["name"]: e["verdict"] for e in report["entries"]}
     assert verdicts == {"tagger": "incompatible", "tag": "incompatible", "scorer": "compatible",
                         "reader": "incompatible", "summarizer": "compatible"}

@@ -69,3 +69,9 @@ class Rule:
         return Finding(self.code, self.name, self.severity, message, hint, path, line, col, entry,
                        node["type"] if node else None, node["name"] if node else None,
                        self.fix.to_json() if fixable and self.fix else None, related=related)
+
+
+def layer_names(names: set[str]) -> str:
+    """"layer `a`", or "layers `a` and `b`" for the layers built on one line (a Bidirectional's two)."""
+    quoted = [f"`{name}`" for name in sorted(names)]
+    return f"layer {quoted[0]}" if len(quoted) == 1 else f"layers {', '.join(quoted[:-1])} and {quoted[-1]}"

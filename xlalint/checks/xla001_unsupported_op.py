@@ -5,7 +5,7 @@ from __future__ import annotations
 from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.branches import compiled_nodes
 from xlalint.analyses.folding import HOST_CALLBACKS, folded_nodes
-from xlalint.checks.base import Context, Fix, Hit, Rule
+from xlalint.checks.base import Context, Fix, Hit, Rule, layer_names
 from xlalint.opgraph import OpGraph
 
 # Function arguments: XLA sees them as _Arg; their dtypes are XLA002's business.
@@ -64,17 +64,16 @@ def _gpu_kernels(graph: OpGraph, ctx: Context):
     if ctx.device != "gpu":
         return
     traced = {node["type"] for node in graph.nodes()}  # traced where Keras saw a GPU: the op is in the graph
-    reported = set()
+    sites: dict[tuple, tuple[dict, dict, set]] = {}  # one finding per construction line (Bidirectional: two layers)
     for node in graph.nodes():
         layer = node.get("layer") or {}
         kernel = layer.get("gpu_kernel")
-        key = (layer.get("file"), layer.get("line"))  # one finding per construction line (Bidirectional: two)
-        if not kernel or kernel in traced or key in reported or ctx.support.has_op(ctx.device, kernel):
-            continue
-        reported.add(key)
+        if kernel and kernel not in traced and not ctx.support.has_op(ctx.device, kernel):
+            sites.setdefault((layer["file"], layer["line"]), (node, layer, set()))[2].add(layer["name"])
+    for node, layer, names in sites.values():
         yield Hit(
             "XLA001",
-            f"on a GPU, Keras runs the {layer['class']} layer `{layer['name']}` as {kernel} (cuDNN), "
+            f"on a GPU, Keras runs the {layer['class']} {layer_names(names)} as {layer['gpu_kernel']} (cuDNN), "
             "which has no XLA kernel on gpu",
             f"Pass use_cudnn=False to the {layer['class']} so that XLA compiles its loop instead.",
             node=node["id"],

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.checks.base import Context, Hit, Rule, layer_names
 from xlalint.opgraph import OpGraph
 
-_GPU_ONLY = ("On a GPU, Keras marks `{name}` ({cls}) as not supporting XLA (it may pick its cuDNN kernel, which "
+_GPU_ONLY = ("On a GPU, Keras marks the {cls} {names} as not supporting XLA (it may pick its cuDNN kernel, which "
              "XLA cannot compile) and so runs the whole model without XLA")
-_ALWAYS = "Keras marks `{name}` ({cls}) as not supporting XLA and so runs the whole model without XLA"
+_ALWAYS = "Keras marks the {cls} {names} as not supporting XLA and so runs the whole model without XLA"
 _SUFFIX = ": Model.compile(jit_compile=True) warns and falls back, and jit_compile='auto' never turns XLA on"
 
 
 def check(graph: OpGraph, ctx: Context):
-    sites = set()
-    for layer in ctx.keras_layers:  # outer layers come first: one finding per construction line
-        site = (layer["file"], layer["line"])
-        if ctx.device not in layer["devices"] or site in sites:
-            continue
-        sites.add(site)
+    sites: dict[tuple, tuple[dict, set]] = {}  # outer layers come first: one finding per construction line
+    for layer in ctx.keras_layers:
+        if ctx.device in layer["devices"]:
+            sites.setdefault((layer["file"], layer["line"]), (layer, set()))[1].add(layer["name"])
+    for site, (layer, names) in sites.items():
         gpu_only = layer["devices"] == ["gpu"]
-        message = (_GPU_ONLY if gpu_only else _ALWAYS).format(name=layer["name"], cls=layer["class"]) + _SUFFIX
+        message = (_GPU_ONLY if gpu_only else _ALWAYS).format(names=layer_names(names), cls=layer["class"]) + _SUFFIX
         hint = ("Pass use_cudnn=False to keep XLA on (a compiled loop instead of the cuDNN kernel), and "
                 "compare step times with `xlalint --verify`." if gpu_only else
                 "Apply the layer in the input pipeline (`dataset.map(layer)`) and keep it out of the model "
