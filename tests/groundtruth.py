@@ -115,6 +115,16 @@ def xla_result_differs(fn, variant: int = 0) -> bool:
                for a, b in zip(plain, compiled))
 
 
+def lowers(fn, *args) -> bool:
+    """Whether XLA lowers the plain callable ``fn`` on ``args`` to HLO on CPU (its refusal is the answer)."""
+    try:
+        with tf.device("/CPU:0"):
+            tf.function(fn, jit_compile=True).experimental_get_compiler_ir(*args)(stage="hlo")
+    except Exception:  # noqa: BLE001 - any refusal of the compiler counts
+        return False
+    return True
+
+
 def hlo(fn, variant: int = 0) -> str:
     with tf.device("/CPU:0"):
         return _jit(fn).experimental_get_compiler_ir(*make_args(fn, variant))(stage="hlo")

@@ -43,21 +43,12 @@ def _concrete(structure, batch: int = 2):
     return tf.nest.map_structure(value, structure)
 
 
-def _compiles(fn, *args) -> bool:
-    try:
-        with tf.device("/CPU:0"):
-            tf.function(fn, jit_compile=True).experimental_get_compiler_ir(*args)(stage="hlo")
-    except Exception:  # the compiler's refusal is the answer
-        return False
-    return True
-
-
 def _model_compiles(model) -> bool:
     try:
         structure = model.input
     except AttributeError:  # a Sequential built with build() knows only its list of inputs
         structure = model.inputs[0]
-    return _compiles(lambda inputs: model(inputs, training=False), _concrete(structure))
+    return gt.lowers(lambda inputs: model(inputs, training=False), _concrete(structure))
 
 
 def test_models_are_traced_with_their_own_input_structure(report):
