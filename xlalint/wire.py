@@ -57,18 +57,18 @@ class VerifyRecord(TypedDict):
     device: str | None
     compiled: bool
     error: str | None
-    error_op: str | None
     allclose: bool | None
     max_abs_diff: float | None
     compile_s: float | None
     xla_step_s: float | None
     tf_step_s: float | None
     speedup: float | None
-    compilations: int | None
     xla_peak_bytes: int | None
     tf_peak_bytes: int | None
     memory_method: str | None
+    compilations: int | None
     training_step: bool
+    error_op: str | None
 
 
 class EntryRecord(TypedDict, total=False):

@@ -18,9 +18,9 @@ import numpy as np
 import tensorflow as tf
 
 from xlalint.backend.peak_memory import ALLOCATOR, CHILD_RSS, allocator_peak, child_peaks, run as _run
+from xlalint.wire import VerifyRecord
 
-FIELDS = ("device", "compiled", "error", "allclose", "max_abs_diff", "compile_s", "xla_step_s", "tf_step_s",
-          "speedup", "xla_peak_bytes", "tf_peak_bytes", "memory_method", "compilations", "training_step", "error_op")
+FIELDS = tuple(VerifyRecord.__annotations__)  # the verify record's fields, in the order it is reported
 
 # Ops that write to a variable: a graph with one of them is treated as a training step.
 _UPDATE_OP = re.compile(r"^(Assign(Add|Sub)?VariableOp|Resource(Sparse)?Apply\w+|ResourceScatter\w+)$")
@@ -74,7 +74,7 @@ def verify_entry(candidate, *, device=None, steps=5, runs=10, seed=0, fill_dim=8
     ``count_compilations``; the tracing count when the profiler is busy). training_step:
     the graph updates variables.
     """
-    result = dict.fromkeys(FIELDS)
+    result: VerifyRecord = dict.fromkeys(FIELDS)
     result.update(compiled=False, training_step=False)
     try:
         result["device"] = _device(device)
