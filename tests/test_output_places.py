@@ -1,5 +1,5 @@
-"""Issue 13's output on hand-built graphs (no TensorFlow): --verify takes back the XLA403 offer, the
-tf.strings.format hint, related locations of Keras layers."""
+"""Issue 13's output: --verify takes back the XLA403 offer, the tf.strings.format hint, related locations
+of Keras layers (hand-built graphs, no TensorFlow) and of shape values (traced, asked of the compiler)."""
 
 from __future__ import annotations
 
@@ -53,3 +53,18 @@ def test_an_op_of_a_users_layer_names_where_the_layer_was_constructed():
     [finding] = _findings(b)
     assert (finding.code, finding.line, finding.related) == ("XLA001", 20, (
         {"path": "/src/model.py", "line": 7, "message": "the Keras layer `callback` (Callback) is constructed here"},))
+
+
+def test_a_shape_that_can_never_be_constant_names_where_its_value_comes_from():
+    """The related place is the op the value comes from; the compiler fails on exactly these two."""
+    import groundtruth as gt
+    from conftest import REPO, run_json
+
+    path = REPO / "fixtures/related/value_origins.py"
+    report, code = run_json(str(path.relative_to(REPO)), "--device", "cpu", "--no-cache")
+    assert [(f["code"], f["line"], [(r["line"], r["message"]) for r in f["related"]]) for f in report["findings"]] == [
+        ("XLA101", 9, [(7, "the value comes from the result of the while loop")]),
+        ("XLA101", 15, [(14, "the value comes from the random op RandomUniformInt")])]
+    assert code == 1
+    module = gt.load_module(path)
+    assert all("must be a compile-time constant" in gt.compile_error(fn) for fn in gt.entries(module).values())

@@ -19,6 +19,7 @@ from xlalint.static.limits import refusal
 from xlalint.support import load_support
 from xlalint.wire import FORMAT, EntryRecord
 
+NOWHERE = Location("", 0)  # an op with no user line has no related place
 # The graph of an entry that could not be traced: the rules that need no trace (XLA301) still run.
 NO_GRAPH = {"format": FORMAT, "root": "-", "num_args": 0, "functions": {"-": {"inputs": [], "outputs": []}}, "nodes": []}
 
@@ -53,11 +54,22 @@ def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, 
         node = graph.node(hit.node) if hit.node else None
         where = locate(graph, node, fallback) if node else Location(*hit.site) if hit.site else fallback
         message = f"{hit.message} ({where.note})" if where.note else hit.message
-        related = tuple({**r, "path": display_path(r["path"])} for r in where.related)
+        related = tuple({**r, "path": display_path(r["path"])} for r in where.related + _related_ops(graph, hit, where))
         finding = rule.finding(message, hit.hint, display_path(where.path), where.line,
                                column(where.path, where.line, hit.api), raw["name"], node, related=related)
         findings.setdefault((finding.code, finding.path, finding.line, finding.op_type, finding.message), finding)
     return list(findings.values())
+
+
+def _related_ops(graph: OpGraph, hit, primary: Location) -> tuple[dict, ...]:
+    """The places of the ops a hit names as related, at the user's lines (none where it has no line of
+    its own, or where it is the finding's own line)."""
+    places = []
+    for node_id, message in hit.related:
+        where = locate(graph, graph.node(node_id), NOWHERE)
+        if where.path and (where.path, where.line) != (primary.path, primary.line):
+            places.append({"path": where.path, "line": where.line, "message": message})
+    return tuple(places)
 
 
 def _verify_failed(verify: dict | None) -> bool:

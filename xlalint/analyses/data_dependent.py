@@ -36,8 +36,8 @@ def _root_arguments(graph: OpGraph, node_id: str) -> set[str] | None:
 def _forced_arguments(graph: OpGraph, support: SupportTable) -> set[str]:
     """Arguments XLA must bake in as constants because a shape/axis input depends on them."""
     forced: set[str] = set()
-    for node, inp, verdict, _ in constant_inputs(graph, support):
-        if verdict == SPECIALIZED and node["function"] == graph.root:
+    for node, inp, value in constant_inputs(graph, support):
+        if value.verdict == SPECIALIZED and node["function"] == graph.root:
             forced |= _root_arguments(graph, inp["src"]) or set()
     return forced
 
@@ -45,7 +45,7 @@ def _forced_arguments(graph: OpGraph, support: SupportTable) -> set[str]:
 def _known_when_compiling(graph: OpGraph, node: dict, tracer: ValueTracer, forced: set[str]) -> bool:
     """All inputs are constants, or depend only on arguments XLA bakes in: the shape is static."""
     for inp in node["inputs"]:
-        verdict, _ = tracer.value(inp["src"], inp["index"])
+        verdict = tracer.value(inp["src"], inp["index"]).verdict
         if verdict == CONSTANT:
             continue
         arguments = _root_arguments(graph, inp["src"]) if node["function"] == graph.root else None

@@ -15,6 +15,7 @@ of three answers:
 from __future__ import annotations
 
 from functools import cached_property
+from typing import NamedTuple
 
 from xlalint.analyses.api_names import describe
 from xlalint.analyses.branches import compiled_functions, taken_branch
@@ -49,60 +50,71 @@ def _is_random(op_type: str) -> bool:
     return "Random" in op_type or op_type in {"Multinomial", "TruncatedNormal", "StatelessMultinomial"}
 
 
+class Value(NamedTuple):
+    """What XLA can know of a value when compiling, why, and the op that decides it."""
+
+    verdict: int  # CONSTANT, SPECIALIZED or NEVER
+    reason: str
+    origin: dict | None = None  # the op the verdict comes from: a random op, a loop, a variable, an argument
+
+
+KNOWN = Value(CONSTANT, "")
+
+
 class ValueTracer:
-    """Classifies values as CONSTANT, SPECIALIZED or NEVER, with the reason."""
+    """Classifies values as CONSTANT, SPECIALIZED or NEVER, with the reason and the op it comes from."""
 
     def __init__(self, graph: OpGraph, metadata_ops: frozenset):
         self.graph = graph
         self.metadata_ops = metadata_ops
-        self.memo: dict[tuple[str, int], tuple[int, str]] = {}
+        self.memo: dict[tuple[str, int], Value] = {}
 
-    def value(self, node_id: str, index: int) -> tuple[int, str]:
+    def value(self, node_id: str, index: int) -> Value:
         key = (node_id, index)
         if key not in self.memo:
-            self.memo[key] = (NEVER, "a value defined in terms of itself")  # cycle guard
+            self.memo[key] = Value(NEVER, "a value defined in terms of itself")  # cycle guard
             self.memo[key] = self._classify(self.graph.node(node_id), index)
         return self.memo[key]
 
-    def _worst_input(self, node: dict) -> tuple[int, str]:
-        worst = (CONSTANT, "")
+    def _worst_input(self, node: dict) -> Value:
+        worst = KNOWN
         for inp in node["inputs"]:
             result = self.value(inp["src"], inp["index"])
             if result[0] > worst[0]:
                 worst = result
         return worst
 
-    def _classify(self, node: dict, index: int) -> tuple[int, str]:
+    def _classify(self, node: dict, index: int) -> Value:
         op_type = node["type"]
         if op_type in ("Const", "HostConst") or op_type in self.metadata_ops:
-            return CONSTANT, ""
+            return KNOWN
         if op_type == "Placeholder":
             return self._argument(node)
         if _is_random(op_type):
-            return NEVER, f"the random op {op_type}{_at(node)}"
+            return Value(NEVER, f"the random op {op_type}{_at(node)}", node)
         if op_type in WHILE_OPS:
             if self._loop_invariant(node, index):
                 inp = node["inputs"][index]
                 if self.value(inp["src"], inp["index"])[0] == CONSTANT:
-                    return CONSTANT, ""  # XLA forwards a constant the loop never changes
-            return NEVER, f"the result of the while loop{_at(node)}"
+                    return KNOWN  # XLA forwards a constant the loop never changes
+            return Value(NEVER, f"the result of the while loop{_at(node)}", node)
         if op_type in BRANCH_OPS:
             return self._branch_output(node, index)
         if op_type in ("ReadVariableOp", "ResourceGather") and node["inputs"]:
             handle = node["inputs"][0]
             return self._variable(node["function"], (handle["src"], handle["index"]), self._order[node["id"]], node)
         if op_type == "VarHandleOp":
-            return SPECIALIZED, f"the value of a variable{_at(node)}"
+            return Value(SPECIALIZED, f"the value of a variable{_at(node)}", node)
         if op_type in CALL_OPS:
             (called,) = node["calls"]["f"]
             src, out = self.graph.functions[called]["outputs"][index]
             return self.value(src, out)
         if not node["inputs"]:
-            return NEVER, f"{op_type}{_at(node)}, which XLA cannot evaluate at compile time"
+            return Value(NEVER, f"{op_type}{_at(node)}, which XLA cannot evaluate at compile time", node)
         worst = self._worst_input(node)
         if worst[0] == SPECIALIZED and op_type in OPAQUE_TO_CONSTANT_FOLDING:
-            return NEVER, (f"{describe(op_type)}{_at(node)}, which XLA cannot evaluate at compile time "
-                           f"(its input is {worst[1]})")
+            return Value(NEVER, f"{describe(op_type)}{_at(node)}, which XLA cannot evaluate at compile time "
+                         f"(its input is {worst.reason})", node)
         return worst
 
     @cached_property
@@ -119,7 +131,7 @@ class ValueTracer:
                 writes.setdefault((node["function"], (handle["src"], handle["index"])), []).append(node)
         return writes
 
-    def _variable(self, function: str, handle: tuple, before: int, read: dict) -> tuple[int, str]:
+    def _variable(self, function: str, handle: tuple, before: int, read: dict) -> Value:
         """A variable's value where it is read: the value it came in with (baked in, one compilation
         per value) until the function writes it; after a write, what was written. XLA knows a written
         value only when it is a constant: an argument's value does not reach it through the variable
@@ -127,17 +139,18 @@ class ValueTracer:
         ``v.assign_add(1)`` compiles)."""
         earlier = [w for w in self._writes.get((function, handle), []) if self._order[w["id"]] < before]
         if not earlier:
-            return SPECIALIZED, f"the value of a variable{_at(read)}"
+            return Value(SPECIALIZED, f"the value of a variable{_at(read)}", read)
         write = earlier[-1]
         written = self.value(write["inputs"][1]["src"], write["inputs"][1]["index"]) \
-            if len(write["inputs"]) > 1 else (NEVER, "")
-        if written[0] != CONSTANT or write["type"] not in VALUE_WRITES:
-            return NEVER, f"the value written to a variable{_at(write)}, which XLA cannot know at compile time"
+            if len(write["inputs"]) > 1 else Value(NEVER, "")
+        if written.verdict != CONSTANT or write["type"] not in VALUE_WRITES:
+            return Value(NEVER, f"the value written to a variable{_at(write)}, which XLA cannot know at compile "
+                         "time", write)
         if write["type"] == "AssignVariableOp":
-            return CONSTANT, ""
+            return KNOWN
         return self._variable(function, handle, self._order[write["id"]], read)  # += a constant
 
-    def _branch_output(self, node: dict, index: int) -> tuple[int, str]:
+    def _branch_output(self, node: dict, index: int) -> Value:
         """An If/Case result: constant only if the predicate and the branch results are. When the
         predicate's value can be worked out here, only the branch it picks counts (XLA compiles
         only that one); otherwise the worst branch counts."""
@@ -153,26 +166,26 @@ class ValueTracer:
                         worst = result
         return worst
 
-    def _argument(self, node: dict) -> tuple[int, str]:
+    def _argument(self, node: dict) -> Value:
         function = node["function"]
         position = self.graph.functions[function]["inputs"].index(node["id"])
         if function == self.graph.root:
             if position < self.graph.num_args:
-                return SPECIALIZED, f"the value of argument `{node['name']}`"
-            return SPECIALIZED, "the value of a captured variable or tensor"
-        worst = (CONSTANT, "")
+                return Value(SPECIALIZED, f"the value of argument `{node['name']}`")
+            return Value(SPECIALIZED, "the value of a captured variable or tensor")
+        worst = KNOWN
         for caller_id, _ in self.graph.callers(function):
             result = self._through_caller(self.graph.node(caller_id), position)
             if result[0] >= worst[0]:
                 worst = result
         return worst
 
-    def _through_caller(self, caller: dict, position: int) -> tuple[int, str]:
+    def _through_caller(self, caller: dict, position: int) -> Value:
         if caller["type"] in WHILE_OPS and not self._loop_invariant(caller, position):
-            return NEVER, f"a value carried around the while loop{_at(caller)}"
+            return Value(NEVER, f"a value carried around the while loop{_at(caller)}", caller)
         inp = self.graph.argument_source(caller, position)
         if inp is None:
-            return NEVER, f"an input of {caller['type']}{_at(caller)}"
+            return Value(NEVER, f"an input of {caller['type']}{_at(caller)}", caller)
         return self.value(inp["src"], inp["index"])
 
     def _loop_invariant(self, while_node: dict, position: int) -> bool:
@@ -221,8 +234,8 @@ def _accepts_dynamic(graph: OpGraph, node: dict, arg: str) -> bool:
     return False
 
 
-def constant_inputs(graph: OpGraph, support: SupportTable) -> list[tuple[dict, dict, int, str]]:
-    """``(node, input, verdict, reason)`` for every compile-time-constant input that is not constant,
+def constant_inputs(graph: OpGraph, support: SupportTable) -> list[tuple[dict, dict, Value]]:
+    """``(node, input, value)`` for every compile-time-constant input that is not constant,
     once per graph (several rules ask)."""
     return graph.analysis(("constant_inputs", id(support)), lambda: list(_non_constant_inputs(graph, support)))
 
@@ -237,12 +250,12 @@ def _non_constant_inputs(graph: OpGraph, support: SupportTable):
             continue
         for inp in node["inputs"]:
             if inp["arg"] in needed:
-                verdict, reason = tracer.value(inp["src"], inp["index"])
-                if verdict == NEVER and _accepts_dynamic(graph, node, inp["arg"]):
+                value = tracer.value(inp["src"], inp["index"])
+                if value.verdict == NEVER and _accepts_dynamic(graph, node, inp["arg"]):
                     continue  # compiled as a bounded dynamic value
-                if verdict != CONSTANT and (node["id"], inp["arg"]) not in seen:
+                if value.verdict != CONSTANT and (node["id"], inp["arg"]) not in seen:
                     seen.add((node["id"], inp["arg"]))
-                    yield node, inp, verdict, reason
+                    yield node, inp, value
 
 
 def unsized_lists(graph: OpGraph):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -32,6 +33,7 @@ class Hit:
     node: str | None = None
     api: str | None = None  # the call name to look for on the user's line
     site: tuple[str, int] | None = None  # (file, line) for a hit that is not an op, e.g. a layer's construction
+    related: tuple[tuple[str, str], ...] = ()  # (op id, what it has to do with the finding): shown at its line
 
 
 @dataclass(frozen=True)
@@ -75,3 +77,11 @@ def layer_names(names: set[str]) -> str:
     """"layer `a`", or "layers `a` and `b`" for the layers built on one line (a Bidirectional's two)."""
     quoted = [f"`{name}`" for name in sorted(names)]
     return f"layer {quoted[0]}" if len(quoted) == 1 else f"layers {', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
+def value_origin(value) -> tuple[tuple[str, str], ...]:
+    """The related place of a shape value's verdict: the op it comes from (a random op, a loop, a variable)."""
+    if value.origin is None:
+        return ()
+    reason = re.sub(r" \(line \d+\)", "", value.reason)  # the related place is that line
+    return ((value.origin["id"], f"the value comes from {reason}"),)

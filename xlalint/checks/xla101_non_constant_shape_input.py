@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.values import NEVER, constant_inputs, unsized_lists
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.checks.base import Context, Hit, Rule, value_origin
 from xlalint.opgraph import OpGraph
 
 
@@ -17,15 +17,15 @@ def check(graph: OpGraph, ctx: Context):
             "Give the tf.while_loop a maximum_iterations (an upper bound known in Python).",
             node=node["id"], api="while_loop",
         )
-    for node, inp, verdict, reason in constant_inputs(graph, ctx.support):
-        if verdict == NEVER:
+    for node, inp, value in constant_inputs(graph, ctx.support):
+        if value.verdict == NEVER:
             yield Hit(
                 "XLA101",
                 f"input `{inp['arg']}` of {describe(node['type'])} must be a compile-time constant, "
-                f"but it comes from {reason}",
+                f"but it comes from {value.reason}",
                 "Compute it from static shapes and constants (tf.shape is static under XLA), "
                 "or move this op out of the compiled function.",
-                node=node["id"], api=call_name(node["type"]),
+                node=node["id"], api=call_name(node["type"]), related=value_origin(value),
             )
 
 
