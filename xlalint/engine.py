@@ -68,21 +68,23 @@ def analyze(paths: list[str], options: Options) -> Report:
             if "TensorFlow cannot be imported" in message:
                 message = ("TensorFlow is not installed or cannot be imported; install it with "
                            f"`pip install 'xlalint[tf]'` or your own TensorFlow build ({message})")
-            report.errors.extend(FileError(display_path(r["path"]), message) for r in requests)
-            return report
-        tensorflow = traced.tensorflow
-        results.update(traced.files)
-        for request in missing:
-            if cache:
-                cache.put(request, traced.files[request["path"]])
+            results.update({r["path"]: {"path": r["path"], "entries": [], "error": message} for r in missing})
+            if len(missing) == len(requests):
+                tensorflow = None  # nothing was traced, nothing came from the cache
+        else:
+            tensorflow = traced.tensorflow
+            results.update(traced.files)
+            for request in missing:
+                if cache:
+                    cache.put(request, traced.files[request["path"]])
     report.tensorflow = tensorflow
-    support = load_support(tensorflow)
+    support = load_support(tensorflow) if tensorflow else None  # only a file with an error has none
     for request in requests:
-        result = results[request["path"]]
-        _collect_file(report, result, support, options, request["path"] in explicit, suppressions)
+        _collect_file(report, results[request["path"]], support, options, request["path"] in explicit, suppressions)
         if not request.get("saved_model"):
             report.findings.extend(source_findings(request["path"], options, suppressions))
-        if not result["error"] and not request.get("saved_model"):
+    for request in requests:  # once every file's findings are in: one may be reported in another's helper
+        if not results[request["path"]]["error"] and not request.get("saved_model"):
             report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
     report.findings = one_per_place(report.findings)
     _record_sources(report.sources, (f.path for f in report.findings))
@@ -150,20 +152,21 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
         report.errors.append(FileError(path, NOTHING_FOUND))
         return
     for raw in result["entries"]:
+        def kept(finding: Finding) -> bool:  # also suppressed by a comment on the entry's own line
+            return options.keeps(finding, suppressions) and not suppressions.suppressed(
+                result["path"], raw["line"], finding.code)
+
         if raw["graph"] is None:
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
                                         jit_compile=raw.get("jit_compile")))
             if raw.get("keras_layers"):  # what Keras decides needs no trace (XLA301)
                 report.findings.extend(
-                    f for f in entry_findings(raw, result["path"], support, options, OpGraph(NO_GRAPH))
-                    if options.keeps(f, suppressions))
+                    f for f in entry_findings(raw, result["path"], support, options, OpGraph(NO_GRAPH)) if kept(f))
             continue
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
-        findings = [f for f in entry_findings(raw, result["path"], support, options, graph)
-                    if options.keeps(f, suppressions)
-                    and not suppressions.suppressed(result["path"], raw["line"], f.code)]
+        findings = [f for f in entry_findings(raw, result["path"], support, options, graph) if kept(f)]
         blocked = any(f.severity == "error" for f in findings)
         clusters = None
         if options.mode == "autocluster" or options.predict_clusters:

@@ -35,7 +35,9 @@ def entry_findings(raw: EntryRecord, path: str, support, options: Options, graph
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"],
                   tuple(raw.get("keras_layers", ())))
     fallback = Location(path, raw["line"])
-    findings = _rule_findings(graph, ctx, raw, fallback, options)
+    # Every graph rule runs: whether the entry is blocked (the XLA403 offer, XLA901/902) must not
+    # depend on which codes are shown; --select/--ignore apply to what is reported.
+    findings = _rule_findings(graph, ctx, raw, fallback)
     if raw["kind"] == "tf.function" and raw.get("jit_compile") is not True and \
             not any(f.severity == "error" for f in findings) and not _verify_failed(raw.get("verify")):
         findings += _offer_jit_compile(raw, path, options)
@@ -44,12 +46,12 @@ def entry_findings(raw: EntryRecord, path: str, support, options: Options, graph
     if raw.get("verify"):
         for disagreement in (xla901_missed_blocker.check, xla902_false_blocker.check):
             findings += disagreement(graph, raw["name"], raw["verify"], findings, fallback, display_path)
-    return findings
+    return [f for f in findings if f.code in options.select]
 
 
-def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location, options: Options) -> list[Finding]:
+def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location) -> list[Finding]:
     findings = {}
-    for hit in run_checks(graph, ctx, options.select):
+    for hit in run_checks(graph, ctx):
         rule = RULES[hit.code]
         node = graph.node(hit.node) if hit.node else None
         where = locate(graph, node, fallback) if node else Location(*hit.site) if hit.site else fallback

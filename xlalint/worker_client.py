@@ -10,6 +10,7 @@ and when the run ends or is cancelled, everything it started is.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -101,7 +102,21 @@ class _Channel:
         self.over_memory = False  # the watched process went over the limit
 
     def read(self, timeout: float, watch: int) -> dict | None:
+        """The next message; a line that is not one (printed before the server took stdout over, e.g. by a
+        sitecustomize) is skipped."""
         deadline = time.monotonic() + timeout
+        while True:
+            line = self._line(deadline, watch)
+            if line is None:
+                return None
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and "type" in message:
+                return message
+
+    def _line(self, deadline: float, watch: int) -> bytes | None:
         end = self.buffer.find(b"\n")
         while end < 0:
             left = deadline - time.monotonic()
@@ -121,7 +136,7 @@ class _Channel:
             end = self.buffer.find(b"\n")
         line = bytes(self.buffer[:end])
         del self.buffer[: end + 1]
-        return json.loads(line)
+        return line
 
 
 class _Server:
@@ -135,6 +150,7 @@ class _Server:
         self.proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=_ROOT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd(),
                                      start_new_session=True)
+        self.log.close()  # the server has its own descriptor for it
         self.channel = _Channel(self.proc.stdout.fileno(), max_memory_mb)
         ready = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
         if ready is None or ready["type"] == "fatal":
@@ -151,20 +167,29 @@ class _Server:
         return not self.channel.closed and self.proc.poll() is None
 
     def kill(self) -> None:
-        """Kill the file's process group and the server's, now."""
+        """Kill the file's process group and the server's, now, and close the pipes to it."""
         _kill_group(self.child)
         _kill_group(self.proc.pid)
         self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
 
     def check(self, request: dict, number: int, timeout: float, progress) -> dict:
         """One file's result; every failure (crash, exit, timeout, memory) becomes its ``error``."""
         files = {"result": os.path.join(self.workdir, f"{number}.json"),
                  "log": os.path.join(self.workdir, f"{number}.log")}
-        self.proc.stdin.write((json.dumps({**request, **files}) + "\n").encode())
-        self.proc.stdin.flush()
-        start = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
-        if start is None:
-            return self._outcome(request, files, None, None)
+        try:
+            self.proc.stdin.write((json.dumps({**request, **files}) + "\n").encode())
+            self.proc.stdin.flush()
+            start = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
+        except OSError:  # the server died since it was last asked
+            start = None
+        if start is None or start["type"] != "start":  # a server that does not start the file is replaced
+            stopped = None if self.proc.poll() is not None else (
+                f"the tracing server exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
+                if self.channel.over_memory else "the tracing server stopped answering")
+            self.kill()
+            return self._outcome(request, files, None, stopped)
         self.child = start["pid"]
         if progress:
             progress(request["path"])
@@ -179,9 +204,9 @@ class _Server:
             if self.forks:
                 end = self.channel.read(EXIT_WAIT_S, self.proc.pid)
         result = self._outcome(request, files, end, stopped)
+        if not self.forks or end is None:
+            self.kill()  # a server that does not fork has checked its one file; one that says nothing is replaced
         self.child = None
-        if not self.forks:
-            self.kill()  # a server that does not fork has checked its one file
         return result
 
     def _outcome(self, request: dict, files: dict, end: dict | None, stopped: str | None) -> dict:
@@ -190,9 +215,12 @@ class _Server:
             with open(files["result"], encoding="utf-8") as handle, gc_paused():
                 return json.load(handle)
         except (OSError, ValueError):
-            pass
-        error = stopped or _death(end["code"] if end else self.proc.wait(), files["log"])
-        return {"path": request["path"], "entries": [], "error": error}
+            error = stopped or _death(end["code"] if end else self.proc.wait(), files["log"])
+            return {"path": request["path"], "entries": [], "error": error}
+        finally:  # a run of many files keeps none of them on disk
+            for path in files.values():
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
 
 class _Run:
