@@ -18,26 +18,22 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 
-import xlalint
 from xlalint.gc_pause import gc_paused
+from xlalint.python_child import module_command
 
 IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
 EXIT_WAIT_S = 30.0  # for the server to report a child it was told to kill
 MEMORY_POLL_S = 0.1  # how often a process's resident memory is read while waiting for it
 LOG_TAIL_BYTES = 64 << 10  # how much of a file's output is read back for its error message
 PAGE = os.sysconf("SC_PAGE_SIZE")
-# The server never starts with the working directory first on sys.path (as `python -m` would):
-# a ./json.py must not shadow the standard library. The user's file directory comes first
-# only in the child that imports that file, as in a plain `python file.py`.
-_BOOT = ("import sys; sys.path.pop(0); sys.path.append({root!r}); "
-         "from xlalint.backend.worker import main; main()")
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(xlalint.__file__)))
+# The server never starts with the working directory first on sys.path (module_command): a
+# ./json.py must not shadow the standard library. The user's file directory comes first only in
+# the child that imports that file, as in a plain `python file.py`.
 
 
 class WorkerError(RuntimeError):
@@ -147,7 +143,7 @@ class _Server:
         self.max_memory_mb = max_memory_mb
         self.child: int | None = None  # the process checking a file right now
         self.log = tempfile.NamedTemporaryFile(dir=workdir, prefix="server-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=_ROOT)], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(module_command("xlalint.backend.worker"), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd(),
                                      start_new_session=True)
         self.log.close()  # the server has its own descriptor for it

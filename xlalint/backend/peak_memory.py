@@ -23,6 +23,8 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 
+from xlalint.python_child import module_command
+
 ALLOCATOR = "allocator-peak"
 CHILD_RSS = "child-rss-hwm"
 CHILD_TIMEOUT_S = 600
@@ -77,7 +79,7 @@ def _export(step, flat_inputs: list, variables, directory: str) -> None:
 
 def _run_child(directory: str, side: str) -> int | None:
     try:
-        done = subprocess.run([sys.executable, "-m", __name__, directory, side], capture_output=True, text=True,
+        done = subprocess.run(module_command(__name__, directory, side), capture_output=True, text=True,
                               env={**os.environ, **_CHILD_ENV}, timeout=CHILD_TIMEOUT_S)
         return json.loads(done.stdout.strip().splitlines()[-1])["peak_bytes"]
     except (subprocess.TimeoutExpired, IndexError, ValueError, KeyError):

@@ -18,6 +18,7 @@ from xlalint.doctor.flags import VARIABLES, check_flags, known_flags, split_flag
 from xlalint.doctor.gpu_checks import toolchain_checks
 from xlalint.doctor.model import OK, PROBLEM, SKIPPED, Check, DeviceResult, Diagnosis
 from xlalint.doctor.toolchain import driver_cuda_version, driver_version
+from xlalint.python_child import module_command
 
 DEVICES = ("cpu", "gpu")
 CHOICES = ("cpu", "gpu", "all")
@@ -29,7 +30,7 @@ TIMEOUT = 300
 def run_child(module: str, args: list[str], env: dict) -> tuple[dict | None, str | None]:
     """(the child's JSON answer, None) or (None, why it gave none: TensorFlow's fatal line if any)."""
     try:
-        done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
+        done = subprocess.run(module_command(module, *args), capture_output=True, text=True,
                               env={**env, "TF_CPP_MIN_LOG_LEVEL": env.get("TF_CPP_MIN_LOG_LEVEL", "2")},
                               timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
