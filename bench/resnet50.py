@@ -10,7 +10,7 @@ and a ``@tf.function(input_signature=...)`` entry), then measured in this run:
    parent + worker). Discovery finds two entries in the file: the module-level model (forward
    pass) and the tf.function; both are traced, as for any user.
 2. Where its time goes: the same file again through ``xlalint.worker_client.run_worker`` and the
-   analysis pieces of ``xlalint.analyze`` in this process (worker timings: import, trace, export).
+   analysis pieces of ``xlalint.engine`` in this process (worker timings: import, trace, export).
 3. The baseline, what a user does today: a fresh process imports TensorFlow, imports the module
    (builds the model) and runs ``tf.function(f, jit_compile=True).experimental_get_compiler_ir(
    *args)(stage="hlo")`` on the tf.function only (bench/_harness.py).

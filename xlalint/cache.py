@@ -18,34 +18,22 @@ refreshes an entry's mtime) are deleted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import stat
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from xlalint import __version__
+from xlalint.files import file_digest
+from xlalint.support import installed_version
 from xlalint.wire import FORMAT
 
 DEFAULT_MAX_MB = 512
 STALE_TMP_S = 3600  # a *.tmp this old is a write that never finished
-
-
-def _digest(path: str) -> str | None:
-    """SHA-256 of a regular file's bytes; None for anything else (missing, directory, device)."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
 
 
 def _checksum(result: dict) -> str:
@@ -111,6 +99,7 @@ class ResultCache:
     def __init__(self, directory: str | Path, tensorflow: str | None, max_mb: int = DEFAULT_MAX_MB):
         self.directory = Path(directory)
         self.salt = {"xlalint": __version__, "graph": FORMAT, "tensorflow": tensorflow,
+                     "keras": installed_version("keras"), "tf_keras": installed_version("tf-keras"),
                      "python": sys.version.split()[0]}
         self.max_bytes = max_mb * 2**20  # 0: no limit
         self._held: int | None = None  # bytes in the directory, counted at the first write
@@ -120,7 +109,7 @@ class ResultCache:
         return not request.get("verify") and not request.get("saved_model")
 
     def _file(self, request: dict) -> Path | None:
-        content = _digest(request["path"])
+        content = file_digest(request["path"])
         if content is None:
             return None
         text = json.dumps([self.salt, request, content], sort_keys=True)
@@ -135,7 +124,7 @@ class ResultCache:
             return None
         if not _valid(stored, request["path"]):
             return None
-        if any(_digest(dep) != digest for dep, digest in stored["deps"].items()):
+        if any(file_digest(dep) != digest for dep, digest in stored["deps"].items()):
             return None
         try:
             os.utime(path)  # most recently used
@@ -149,16 +138,21 @@ class ResultCache:
         asked = self._asked.get(request["path"], time.time())
         if path is None or any(_changed_since(f, asked) for f in [request["path"], *deps]):
             return
-        entry = {"deps": {dep: _digest(dep) for dep in deps}, "checksum": _checksum(result), "result": result}
+        entry = {"deps": {dep: file_digest(dep) for dep in deps}, "checksum": _checksum(result), "result": result}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        except OSError:
+            return  # a cache that cannot be written only costs time
+        try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(entry, out)
                 written = out.tell()
             os.replace(tmp, path)
         except OSError:
-            return  # a cache that cannot be written only costs time
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)  # e.g. the disk is full: leave nothing half-written behind
+            return
         self._held = self._held + written if self._held is not None else sum(s for _, s, _ in _files(self.directory))
         if self.max_bytes and self._held > self.max_bytes:
             self._held = self._evict()

@@ -9,8 +9,7 @@ from xlalint.cache import ResultCache
 from xlalint.checks import RULES, xla402_xla_devices_flag, xla801_unused_suppression
 from xlalint.coverage import count_ops
 from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst_source, with_jit_scope_fix
-from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck
-from xlalint.fixes.guard import file_digest
+from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.saved_graphs import save_entry
@@ -18,6 +17,7 @@ from xlalint.settings import Options
 from xlalint.sourcemap import Location
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
+from xlalint.wire import Request
 from xlalint.worker_client import WorkerError, run_worker
 
 SOURCE_CODES = frozenset(code for code, rule in RULES.items() if rule.stage == "source")
@@ -33,7 +33,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     _record_sources(report.sources, files)
     explicit = set() if options.skip_untraceable else (
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
-    requests = []
+    requests: list[Request] = []
     suppressions = SuppressionIndex()
     for path in files:
         if is_env_file(path) and not path.endswith(".py"):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import os
 import re
+import stat
 import sys
 
 from xlalint.results import FileError
@@ -112,3 +114,17 @@ def parse_python(source: str, path: str = "<unknown>") -> tuple[ast.Module | Non
         return None, f"syntax error at line {error.lineno}: {error.msg}"
     except (RecursionError, MemoryError):
         return None, "nested too deeply for Python's compiler (RecursionError): Python cannot import it either"
+
+
+def file_digest(path: str) -> str | None:
+    """SHA-256 of a regular file's bytes; None for anything else (missing, directory, device)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()

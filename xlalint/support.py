@@ -97,14 +97,19 @@ def _generate(target: Path) -> bool:
             os.unlink(tmp)
 
 
+def installed_version(dist: str) -> str | None:
+    """A package's installed version, read from its metadata (no import); None when it is absent."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def installed_tensorflow() -> str | None:
     """The installed TensorFlow's version, read from package metadata (no import)."""
-    for dist in ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tensorflow-intel", "tf-nightly"):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
+    versions = map(installed_version, ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tensorflow-intel",
+                                       "tf-nightly"))
+    return next((version for version in versions if version), None)
 
 
 @lru_cache(maxsize=None)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 from xlalint.backend.frames import is_user_file
+from xlalint.files import display_path
 from xlalint.specs import Spec
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _RAISED = re.compile(r"^[A-Za-z_][\w.]*: ")  # "ValueError: ", as TensorFlow repeats it after its frames
 MAX_MESSAGE = 600  # characters of the exception's message kept in a report line
-
-
-def _display(file: str) -> str:
-    relative = os.path.relpath(file)
-    return file if relative.startswith("..") else relative
 
 
 def message_and_site(error: BaseException) -> tuple[str, str | None]:
@@ -31,7 +26,7 @@ def message_and_site(error: BaseException) -> tuple[str, str | None]:
         frames = [(index, match) for index, match in enumerate(map(_FRAME.match, lines)) if match]
         user = [match for _, match in frames if is_user_file(match["file"])]
         if user:
-            site = f"{_display(user[-1]['file'])}:{user[-1]['line']}"
+            site = f"{display_path(user[-1]['file'])}:{user[-1]['line']}"
         if frames:
             rest = lines[frames[-1][0] + 1:]
             blank = next((i for i, text in enumerate(rest) if not text.strip()), len(rest))

@@ -11,7 +11,8 @@ import importlib
 import pkgutil
 import re
 
-from xlalint.checks.base import Context, Fix, Hit, Rule
+from xlalint.checks.base import STAGES, Context, Fix, Hit, Rule
+from xlalint.results import SEVERITIES
 
 # Codes never change meaning; a new rule takes the next free code of its range.
 CODE_RANGES = {
@@ -36,6 +37,8 @@ def _load_rules() -> dict[str, Rule]:
         rule = importlib.import_module(f"{__name__}.{info.name}").RULE
         if rule.code != f"XLA{match.group(1)}" or rule.code in rules:
             raise ImportError(f"rule module {info.name} defines {rule.code}: one module per code, named after it")
+        if rule.stage not in STAGES or rule.severity not in SEVERITIES:
+            raise ImportError(f"rule {rule.code}: stage {rule.stage!r} or severity {rule.severity!r} is not known")
         rules[rule.code] = rule
     return dict(sorted(rules.items()))
 

@@ -11,15 +11,6 @@ from xlalint.files import display_path
 CHANGED = "changed since it was analysed; run again"
 
 
-def file_digest(path: str) -> str | None:
-    """SHA-256 of the file's bytes (None for what cannot be read as a file)."""
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
-        return None
-
-
 def _inside(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
