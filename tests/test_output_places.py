@@ -68,3 +68,13 @@ def test_a_shape_that_can_never_be_constant_names_where_its_value_comes_from():
     assert code == 1
     module = gt.load_module(path)
     assert all("must be a compile-time constant" in gt.compile_error(fn) for fn in gt.entries(module).values())
+
+
+def test_the_offer_of_jit_compile_does_not_depend_on_which_codes_are_shown():
+    """An entry with a blocker is never offered jit_compile=True, even when --select hides the blocker."""
+    b = GraphBuilder()
+    b.op("callback", "PyFunc", [b.arg("x", shape=[4])], shape=[4])
+    everything = _findings(b)
+    assert [f.code for f in everything] == ["XLA001"]
+    raw = {"name": "f", "line": 1, "kind": "tf.function", "jit_compile": None, "signature": [], "graph": b.build().data}
+    assert entry_findings(raw, "/src/model.py", SUPPORT, Options(device="cpu", select=("XLA403",))) == []
