@@ -92,6 +92,11 @@ time.sleep(600)
 """
 
 
+# Each file is checked in a child forked from the TensorFlow server on Linux, in a fresh interpreter
+# elsewhere: the traps below are asked of both ways (XLALINT_NO_FORK=1 takes the second here).
+WAYS = pytest.mark.parametrize("way", [{}, {"XLALINT_NO_FORK": "1"}], ids=["forked-child", "fresh-interpreter"])
+
+
 def _write(root, files: dict[str, str]) -> None:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -102,10 +107,11 @@ def _findings(report: dict) -> list[tuple]:
     return sorted((f["path"], f["line"], f["code"]) for f in report["findings"])
 
 
-def test_identical_functions_in_two_files_each_get_their_own_answer(tmp_path):
+@WAYS
+def test_identical_functions_in_two_files_each_get_their_own_answer(tmp_path, way):
     _write(tmp_path, {"a.py": BLOCKER.format(comment=""),
                       "b.py": BLOCKER.format(comment="  # xlalint: ignore[XLA001]")})
-    report, code = run_json("a.py", "b.py", "--device", "cpu", "--no-cache", cwd=tmp_path)
+    report, code = run_json("a.py", "b.py", "--device", "cpu", "--no-cache", cwd=tmp_path, env=way)
     assert _findings(report) == [("a.py", 7, "XLA001")]  # b's comment is used: no XLA801
     assert code == 1
 
@@ -125,9 +131,10 @@ def test_a_module_that_patches_tensorflow_does_not_hide_the_next_files_blocker(t
     assert ("z.py", 7, "XLA001") in _findings(report) and code == 1
 
 
-def test_a_module_that_forks_at_import_is_reported_once_and_the_next_file_still_counts(tmp_path):
+@WAYS
+def test_a_module_that_forks_at_import_is_reported_once_and_the_next_file_still_counts(tmp_path, way):
     _write(tmp_path, {"forks.py": FORKS, "z.py": BLOCKER.format(comment="")})
-    report, code = run_json("forks.py", "z.py", "--device", "cpu", "--no-cache", cwd=tmp_path)
+    report, code = run_json("forks.py", "z.py", "--device", "cpu", "--no-cache", cwd=tmp_path, env=way)
     assert [(e["path"], e["name"]) for e in report["entries"]] == [("forks.py", "h"), ("z.py", "f")]
     assert ("z.py", 7, "XLA001") in _findings(report) and report["errors"] == [] and code == 1
 
@@ -162,12 +169,13 @@ def test_a_data_file_read_at_import_is_part_of_the_cache_key(tmp_path):
     assert ("model.py", 12, "XLA001") in _findings(second) and code == 1
 
 
-def test_a_crash_quotes_its_own_output_only(tmp_path):
+@WAYS
+def test_a_crash_quotes_its_own_output_only(tmp_path, way):
     _write(tmp_path, {"loud.py": "import sys\nimport tensorflow as tf\nprint('loud.py was here', file=sys.stderr)\n"
                                  "\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\n"
                                  "def f(x):\n    return x\n",
                       "dies.py": "import os\nimport tensorflow as tf\nos._exit(3)\n"})
-    report, _ = run_json("loud.py", "dies.py", "--device", "cpu", "--no-cache", cwd=tmp_path)
+    report, _ = run_json("loud.py", "dies.py", "--device", "cpu", "--no-cache", cwd=tmp_path, env=way)
     assert report["errors"] == [{"path": "dies.py", "message": "the traced module exited with code 3"}]
 
 
@@ -197,13 +205,14 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.tf  # starts the CLI itself
+@WAYS
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_stops_the_run_and_everything_it_started(tmp_path, sig, code):
+def test_a_signal_stops_the_run_and_everything_it_started(tmp_path, sig, code, way):
     _write(tmp_path, {"hangs.py": HANGS, "other.py": BLOCKER.format(comment="")})
     marker = tmp_path / "pids"
     run = subprocess.Popen([sys.executable, "-m", "xlalint", "hangs.py", "other.py", "--jobs", "2", "--no-cache",
                             "--device", "cpu", "--format", "sarif"], cwd=tmp_path, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, env={**os.environ, "MARKER": str(marker)})
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, "MARKER": str(marker), **way})
     deadline = time.monotonic() + 300
     while not marker.exists() and time.monotonic() < deadline and run.poll() is None:
         time.sleep(0.2)

@@ -14,10 +14,9 @@ from xlalint import __version__
 from xlalint.engine import analyze, static_report
 from xlalint.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
 from xlalint.cache import DEFAULT_MAX_MB, clear
-from xlalint.files import collect_files
 from xlalint.checks import resolve_codes
 from xlalint.config import ConfigError, config_targets, find_config, load_config
-from xlalint.coverage import auto_jit_sites, below
+from xlalint.coverage import below
 from xlalint.report import EMITTERS
 from xlalint.results import Report
 from xlalint.progress import progress_for
@@ -216,8 +215,6 @@ def main(argv: list[str] | None = None) -> int:
         known = read_baseline(args.baseline) if args.baseline and not args.write_baseline else None
     except BaselineError as error:
         parser.error(str(error))
-    auto_jit = auto_jit_sites(collect_files(paths)[0])
-    options.predict_clusters = bool(auto_jit)  # for coverage only: no file's findings depend on another
     try:
         with _signals_interrupt():
             report = static_report(paths, options) if args.static else analyze(paths, options)
@@ -230,7 +227,6 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + stop.signal
     if options.progress:
         options.progress.clear()
-    report.auto_jit = auto_jit
     report.findings = with_fingerprints(report.findings, options.root)
     try:
         _baseline(report, args, known)

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from xlalint.cache import ResultCache
 from xlalint.checks import RULES, xla402_xla_devices_flag, xla801_unused_suppression
-from xlalint.coverage import count_ops
+from xlalint.coverage import auto_jit_sites, count_ops
 from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst_source, with_jit_scope_fix
 from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
 from xlalint.opgraph import OpGraph
@@ -31,6 +31,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     report = Report(device=options.device)
     files, report.errors = collect_files(paths)
     _record_sources(report.sources, files)
+    report.auto_jit = auto_jit_sites(files)
     explicit = set() if options.skip_untraceable else (
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
     requests: list[Request] = []
@@ -129,8 +130,10 @@ def static_report(paths: list[str], options: Options) -> Report:
     from xlalint.static import run_static
 
     sources: dict[str, str] = {}
-    _record_sources(sources, collect_files(paths)[0])
+    files = collect_files(paths)[0]
+    _record_sources(sources, files)
     report = run_static(paths, options.device)
+    report.auto_jit = auto_jit_sites(files)
     _record_sources(sources, (f.path for f in report.findings))
     report.sources = sources
     suppressions = SuppressionIndex()
@@ -169,7 +172,7 @@ def _collect_file(report: Report, result: dict, support, options: Options, expli
         findings = [f for f in entry_findings(raw, result["path"], support, options, graph) if kept(f)]
         blocked = any(f.severity == "error" for f in findings)
         clusters = None
-        if options.mode == "autocluster" or options.predict_clusters:
+        if options.mode == "autocluster" or report.auto_jit:  # the share counts in coverage, nowhere else
             predicted = autocluster(graph, support, options, Location(result["path"], raw["line"]))
             report.cluster_shares[(path, raw["name"])] = (predicted["compiled_ops"], predicted["total_ops"])
             if options.mode == "autocluster":

@@ -47,7 +47,6 @@ class Options:
     cache_max_mb: int = DEFAULT_MAX_MB  # least recently used results go beyond this; 0: no limit
     jobs: int = 1  # tracing workers run in parallel
     mode: str = "jit"  # "autocluster": also predict TensorFlow's auto-clustering per entry
-    predict_clusters: bool = False  # auto-clustering is turned on in the checked files: its share counts in coverage
 
     def ignored(self, path: str, code: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)
