@@ -278,13 +278,14 @@ def _reader(stream, lines: queue.Queue) -> None:
     lines.put(None)
 
 
-def run_compiler(paths: list[str]) -> tuple[dict[str, dict], float]:
+def run_compiler(paths: list[str], script: Path = Path(__file__)) -> tuple[dict[str, dict], float]:
+    """Each case's result from ``script --compile-child`` children (a fresh one after a crash or hang)."""
     results: dict[str, dict] = {}
     remaining = list(paths)
     start = time.perf_counter()
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"}
     while remaining:
-        child = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--compile-child", *remaining],
+        child = subprocess.Popen([sys.executable, str(script.resolve()), "--compile-child", *remaining],
                                  cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=_reader, args=(child.stdout, lines), daemon=True).start()

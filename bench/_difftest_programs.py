@@ -1,0 +1,187 @@
+"""Small TensorFlow programs for the differential tester (bench/difftest.py), drawn from a seed.
+
+A program is a few independent *steps*, each one op of ``OPS`` applied to one argument of the
+case function, wrapped in one ``WRAPPERS`` form (plain, a while loop, a cond, a nested
+tf.function, a GradientTape, a TensorArray, a variable update). Steps are independent, so a
+program stays valid when steps are removed: that is what the minimiser relies on. ``render``
+writes a program as a user file in the corpus format (one module-level ``case`` with an
+``input_signature``), every step on a line of its own, so a finding's line names its step.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+FLOATS = ("float32", "float64", "float16")
+INTS = ("int32", "int64", "uint8", "int8")
+NUMERIC = FLOATS + INTS
+ALL = NUMERIC + ("bool", "complex64")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One API call: ``expr`` with ``{x}`` for its input; ``dtypes`` it is tried on; the kind of its output."""
+
+    name: str
+    expr: str
+    dtypes: tuple[str, ...] = NUMERIC
+    output: str = "numeric"  # numeric | string | none (a statement: nothing to return)
+
+
+OPS: tuple[Op, ...] = (
+    Op("abs", "tf.abs({x})"),
+    Op("square", "tf.square({x})"),
+    Op("sqrt", "tf.sqrt({x})", FLOATS),
+    Op("exp", "tf.exp({x})", FLOATS + ("complex64",)),
+    Op("negative", "tf.negative({x})"),
+    Op("maximum", "tf.maximum({x}, {x})"),
+    Op("logical_not", "tf.logical_not({x})", ("bool",)),
+    Op("cast_to_float", "tf.cast({x}, tf.float32)", ALL),
+    Op("reduce_sum", "tf.reduce_sum({x}, axis=0)", NUMERIC + ("complex64",)),
+    Op("reduce_max", "tf.reduce_max({x}, axis=1)"),
+    Op("reduce_prod", "tf.reduce_prod({x})"),
+    Op("argmax", "tf.argmax({x}, axis=-1)"),
+    Op("cumsum", "tf.cumsum({x}, axis=0)", NUMERIC + ("complex64",)),
+    Op("cumprod", "tf.math.cumprod({x}, axis=1)"),
+    Op("sort", "tf.sort({x}, axis=-1)"),
+    Op("argsort", "tf.argsort({x}, axis=0)"),
+    Op("top_k", "tf.math.top_k({x}, k=2).values"),
+    Op("matmul", "tf.matmul({x}, {x}, transpose_b=True)", ("float32", "float64", "float16", "int32", "int64",
+                                                         "complex64")),
+    Op("transpose", "tf.transpose({x})", ALL),
+    Op("reverse", "tf.reverse({x}, axis=[0])", ALL),
+    Op("roll", "tf.roll({x}, shift=1, axis=0)", ALL),
+    Op("tile", "tf.tile({x}, [2, 1])", ALL),
+    Op("concat", "tf.concat([{x}, {x}], axis=0)", ALL),
+    Op("pad", "tf.pad({x}, [[1, 1], [0, 0]])", NUMERIC + ("bool",)),
+    Op("reshape_flat", "tf.reshape({x}, [-1])", ALL),
+    Op("gather", "tf.gather({x}, [1, 0])", ALL),
+    Op("one_hot", "tf.one_hot(tf.cast({x}, tf.int32), 3)", NUMERIC),
+    Op("clip", "tf.clip_by_value({x}, 0, 1)", NUMERIC),
+    Op("where_select", "tf.where({x} > 0, {x}, tf.zeros_like({x}))", NUMERIC),
+    Op("where_indices", "tf.where({x} > 0)", NUMERIC),
+    Op("boolean_mask", "tf.boolean_mask({x}, {x} > 0)", NUMERIC),
+    Op("unique", "tf.unique(tf.reshape({x}, [-1]))[0]", NUMERIC),
+    Op("bincount", "tf.math.bincount(tf.cast(tf.abs({x}), tf.int32))", NUMERIC),
+    Op("segment_sum", "tf.math.segment_sum({x}, tf.constant([0, 0, 1, 1]))", NUMERIC),
+    Op("unsorted_segment_sum", "tf.math.unsorted_segment_sum({x}, tf.constant([0, 1, 0, 1]), 2)", NUMERIC),
+    Op("histogram", "tf.histogram_fixed_width(tf.cast({x}, tf.float32), [-1.0, 1.0], nbins=4)", NUMERIC),
+    Op("searchsorted", "tf.searchsorted(tf.sort({x}, axis=-1), {x})", NUMERIC),
+    Op("as_string", "tf.strings.as_string({x})", ("float32", "int32", "int64", "bool"), "string"),
+    Op("numpy_function", "tf.numpy_function(lambda a: a, [{x}], {x}.dtype)", ALL),
+    Op("print", "tf.print({x})", ALL, "none"),
+    Op("random_shuffle", "tf.random.shuffle({x})", ALL),
+    Op("stateless_normal", "{x} + tf.cast(tf.random.stateless_normal(tf.shape({x}), [1, 2]), {x}.dtype)", FLOATS),
+    Op("linalg_inv", "tf.linalg.inv(tf.matmul({x}, {x}, transpose_a=True) + tf.eye(3, dtype={x}.dtype))",
+       ("float32", "float64")),
+    Op("fft", "tf.signal.fft({x})", ("complex64",)),
+    Op("check_numerics", "tf.debugging.check_numerics({x}, 'bad')", FLOATS),
+)
+OPS_BY_NAME = {op.name: op for op in OPS}
+WRAPPERS = ("plain", "while", "cond", "nested", "gradient", "tensorarray", "variable")
+SHAPES = ("[4, 3]", "[None, 3]")
+
+
+@dataclass(frozen=True)
+class Step:
+    op: str
+    arg: int  # which argument of ``case`` it reads
+
+
+@dataclass(frozen=True)
+class Program:
+    """A case: argument dtypes and shapes, steps, and one wrapper around all of them."""
+
+    name: str
+    dtypes: tuple[str, ...]
+    shapes: tuple[str, ...]
+    steps: tuple[Step, ...]
+    wrapper: str = "plain"
+
+    def without_step(self, index: int) -> "Program":
+        return replace(self, steps=self.steps[:index] + self.steps[index + 1:])
+
+
+def draw(seed: int, index: int, ops: tuple[str, ...] | None = None) -> Program:
+    """The ``index``-th program of ``seed``: the same arguments always give the same program."""
+    rng = random.Random(f"{seed}:{index}")
+    names = ops or tuple(OPS_BY_NAME)
+    n_args = rng.randint(1, 2)
+    chosen = [OPS_BY_NAME[rng.choice(names)] for _ in range(rng.randint(1, 3))]
+    dtypes, steps = [], []
+    for op in chosen:
+        if len(dtypes) < n_args:
+            dtypes.append(rng.choice(op.dtypes))
+            steps.append(Step(op.name, len(dtypes) - 1))
+        else:
+            usable = [i for i, d in enumerate(dtypes) if d in op.dtypes]
+            steps.append(Step(op.name, rng.choice(usable)) if usable else Step(op.name, 0))
+            if not usable:
+                dtypes[0] = rng.choice(op.dtypes)
+    shapes = tuple(rng.choice(SHAPES) for _ in dtypes)
+    wrapper = rng.choice(WRAPPERS)
+    if wrapper == "gradient" and not all(d in FLOATS for d in dtypes):
+        wrapper = "plain"
+    return Program(f"p{seed}_{index}", tuple(dtypes), shapes, tuple(steps), wrapper)
+
+
+def _call(step: Step) -> str:
+    return OPS_BY_NAME[step.op].expr.format(x=f"x{step.arg}")
+
+
+def _body(program: Program) -> tuple[list[str], list[str]]:
+    """(module-level lines before ``case``, the lines of ``case``'s body) for the program's wrapper."""
+    pre: list[str] = []
+    body: list[str] = []
+    results: list[str] = []
+    wrapper = program.wrapper
+    for i, step in enumerate(program.steps):
+        call, name = _call(step), f"y{i}"
+        keep = OPS_BY_NAME[step.op].output != "none"
+        if wrapper == "plain":
+            body.append(f"{name} = {call}" if keep else call)
+        elif wrapper == "while":  # the loop variable is defined before the loop, as AutoGraph wants
+            line = f"{name} = {call}" if keep else call
+            body += ([line] if keep else []) + ["i = tf.constant(0)", "while i < 2:", f"    {line}", "    i += 1"]
+        elif wrapper == "cond":
+            line = f"{name} = {call}" if keep else call
+            body += [f"if tf.reduce_sum(tf.cast(x{step.arg}, tf.float32)) > 0:", f"    {line}", "else:",
+                     f"    {line}"]
+        elif wrapper == "nested":
+            pre += ["", "", "@tf.function", f"def inner{i}(x{step.arg}):",
+                    f"    return {call}" if keep else f"    {call}"]
+            body.append(f"{name} = inner{i}(x{step.arg})" if keep else f"inner{i}(x{step.arg})")
+        elif wrapper == "gradient":
+            body += ["with tf.GradientTape() as tape:", f"    tape.watch(x{step.arg})",
+                     f"    {name} = {call}" if keep else f"    {call}"]
+            if keep:
+                body.append(f"{name} = tape.gradient(tf.reduce_sum(tf.cast({name}, tf.float32)), x{step.arg})")
+        elif wrapper == "tensorarray":
+            if keep:
+                body += [f"{name} = {call}", f"ta{i} = tf.TensorArray({name}.dtype, size=2)",
+                         f"ta{i} = ta{i}.write(0, {name}).write(1, {name})", f"{name} = ta{i}.stack()"]
+            else:
+                body.append(call)
+        elif wrapper == "variable":
+            if not pre:
+                pre += ["", "counter = tf.Variable(0)"]
+            body += ["counter.assign_add(1)", f"{name} = {call}" if keep else call]
+        if keep:
+            results.append(name)
+    if wrapper == "variable" and not program.steps:
+        pre += ["", "counter = tf.Variable(0)"]
+    body.append(f"return {', '.join(results)}" if results else "return tf.constant(0)")
+    return pre, body
+
+
+def render(program: Program) -> str:
+    """The program as a corpus-shaped user file."""
+    pre, body = _body(program)
+    specs = ", ".join(f"tf.TensorSpec({shape}, tf.{dtype})" for dtype, shape in zip(program.dtypes, program.shapes))
+    args = ", ".join(f"x{i}" for i in range(len(program.dtypes)))
+    steps = "; ".join(f"{s.op}(x{s.arg})" for s in program.steps) or "nothing"
+    lines = [f'"""Generated by bench/difftest.py: {program.wrapper} wrapper; steps: {steps}."""', "",
+             "import tensorflow as tf", *pre, "", "",
+             f"@tf.function(input_signature=[{specs}])", f"def case({args}):", *(f"    {l}" for l in body), ""]
+    return "\n".join(lines)

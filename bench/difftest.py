@@ -1,0 +1,322 @@
+"""Differential tester: generated programs, the real XLA compiler (CPU) and xlalint, compared.
+
+    python bench/difftest.py --seed 7 --n 400                 # 400 programs of seed 7
+    python bench/difftest.py --seed 7 --n 2000 --seconds 3600 --jobs 2
+    python bench/difftest.py --seed 7 --ops abs,cumsum --n 20   # only these ops
+
+Programs come from ``bench/_difftest_programs.py`` (ops x dtypes x shapes x control-flow
+wrappers), each written as a user file under ``--out`` (default ``.difftest/seed-N``). A
+batch is checked by ONE xlalint run (``--format json --device cpu --no-cache``) and by
+compiler children (``bench/agreement.py``'s protocol: import, trace, lower to HLO, run with
+concrete seeded tensors, compare with TensorFlow without XLA). A program TensorFlow itself
+refuses without XLA is invalid and not counted.
+
+Disagreements, by category: a false blocker (XLA compiles and runs it; xlalint reports an
+error), a false compatible (XLA fails; xlalint reports none), a missed line (both fail, but no
+error finding sits at the line of the op the compiler names), no verdict, and a missed silent
+difference (XLA returns another result; no XLA2xx finding). Each category's first program is
+minimised (its steps removed one at a time, its wrapper made plain, while the disagreement
+stays) and written to ``--out``/minimised/ as a corpus-shaped case.
+
+Results go to ``--out``/results.jsonl, one line per program: a second run with the same seed
+and ``--out`` skips what is done (resumable). Exits 0: it is a report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import agreement  # noqa: E402 - the compiler child's protocol and helpers
+from _difftest_programs import Program, draw, render  # noqa: E402
+
+REPO = agreement.REPO
+VERDICT_KINDS = ("false blocker", "false compatible", "no verdict")
+
+
+# --------------------------------------------------------------------------- compiler side (child)
+
+def _graphs(graph):
+    """``graph`` and every function graph it calls, once each."""
+    seen, stack = set(), [graph]
+    while stack:
+        g = stack.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        yield g
+        for function in getattr(g, "_functions", {}).values():
+            inner = getattr(function, "graph", None)
+            if inner is not None:
+                stack.append(inner)
+
+
+def _op_line(concrete, node_name: str | None, path: str) -> int | None:
+    """The line of ``path`` where the op the compiler names was created (None when not found)."""
+    if not node_name:
+        return None
+    wanted = {node_name, node_name.rsplit("/", 1)[-1]}
+    for graph in _graphs(concrete.graph):
+        for op in graph.get_operations():
+            if op.name in wanted:
+                lines = [frame.lineno for frame in op.traceback if os.path.samefile(frame.filename, path)
+                         ] if op.traceback else []
+                if lines:
+                    return lines[-1]
+    return None
+
+
+def compile_child(paths: list[str]) -> None:
+    """One JSON line per case: {"start": path}, then its result (``agreement.compile_child``'s protocol)."""
+    import importlib.util
+    import logging
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import numpy as np
+    import tensorflow as tf
+
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    out, sys.stdout = sys.stdout, sys.stderr  # the cases' own prints must not mix with the protocol
+    for path in paths:
+        print(json.dumps({"start": path}), file=out, flush=True)
+        result = {"path": path, "compiled": False, "valid": True, "error": None, "error_op": None,
+                  "error_line": None, "differs": None}
+        stage, concrete = "import", None
+        try:
+            spec = importlib.util.spec_from_file_location("_difftest_" + Path(path).stem, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            fn = module.case
+            args = agreement._make_args(tf, np, fn)
+            with tf.device("/CPU:0"):
+                stage = "plain"
+                plain = [v.numpy() for v in tf.nest.flatten(tf.function(fn.python_function)(*args))
+                         if hasattr(v, "numpy")]
+                jitted = tf.function(fn.python_function, jit_compile=True)
+                stage = "trace"
+                concrete = jitted.get_concrete_function(*args)
+                stage = "compile"
+                got = [v.numpy() for v in tf.nest.flatten(jitted(*args)) if hasattr(v, "numpy")]
+            types = agreement._op_types(concrete)
+            if not any(agreement.UNCOMPARABLE.search(t) for t in types.values()):
+                result["differs"] = agreement._differ(np, got, plain)
+            result["compiled"] = True
+        except Exception as error:  # noqa: BLE001 - the compiler's verdict is the point
+            result["error"] = agreement._first_line(error)
+            if stage in ("import", "plain"):  # TensorFlow itself refuses it: not a test of XLA
+                result["valid"] = False
+            else:
+                types = agreement._op_types(concrete) if concrete is not None else {}
+                result["error_op"], node = agreement._error_op(str(error), types)
+                result["error_line"] = _op_line(concrete, node, path) if concrete is not None else None
+        print(json.dumps(result), file=out, flush=True)
+
+
+# --------------------------------------------------------------------------- both sides, one batch
+
+def _xlalint(paths: list[Path], jobs: int, env: dict) -> dict:
+    command = [sys.executable, "-m", "xlalint", *map(str, paths), "--format", "json", "--device", "cpu",
+               "--no-cache", "--jobs", str(jobs), "--timeout", "60"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env={**os.environ, **env})
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {"entries": [], "findings": [], "errors": [{"path": "*", "message": done.stderr[-2000:]}]}
+
+
+def _compiler(paths: list[Path], jobs: int) -> dict[str, dict]:
+    chunks = [[str(p) for p in paths[i::jobs]] for i in range(jobs)]
+    with ThreadPoolExecutor(jobs) as pool:
+        parts = pool.map(lambda chunk: agreement.run_compiler(chunk, Path(__file__))[0] if chunk else {}, chunks)
+    return {path: result for part in parts for path, result in part.items()}
+
+
+def judge(programs: list[Program], folder: Path, jobs: int, env: dict) -> dict[str, dict]:
+    """Each program's row: the compiler's outcome, xlalint's verdict and findings, and the category."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for program in programs:
+        path = folder / f"{program.name}.py"
+        path.write_text(render(program), encoding="utf-8")
+        paths.append(path.resolve())
+    report = _xlalint(paths, jobs, env)
+    compiled = _compiler(paths, jobs)
+    return {program.name: classify(program, path, report, compiled[str(path)])
+            for program, path in zip(programs, paths)}
+
+
+def classify(program: Program, path: Path, report: dict, compiler: dict) -> dict:
+    shown = os.path.relpath(path, REPO)
+    shown = str(path) if shown.startswith("..") else shown  # as xlalint shows a path (run from the repo)
+    entry = next((e for e in report["entries"] if e["path"] == shown and e["name"] == "case"), None)
+    findings = [f for f in report["findings"] if f["path"] == shown and f["severity"] in ("error", "warning")]
+    errors = [f for f in findings if f["severity"] == "error"]
+    verdict = entry["verdict"] if entry else "missing"
+    outcome = "invalid" if not compiler.get("valid", True) else (
+        "fails" if not compiler["compiled"] else "differs" if compiler.get("differs") else "compiles")
+    row = {"name": program.name, "wrapper": program.wrapper, "steps": [s.op for s in program.steps],
+           "dtypes": list(program.dtypes), "outcome": outcome, "verdict": verdict,
+           "compiler_error": compiler.get("error"), "compiler_op": compiler.get("error_op"),
+           "compiler_line": compiler.get("error_line"),
+           "findings": sorted({(f["code"], f["line"], f["op_type"] or "") for f in findings})}
+    row["category"] = _category(row, errors, findings)
+    return row
+
+
+def _category(row: dict, errors: list[dict], findings: list[dict]) -> str | None:
+    """None when xlalint agrees with the compiler; else the kind of disagreement and what it is about."""
+    outcome, verdict = row["outcome"], row["verdict"]
+    if outcome == "invalid":
+        return None
+    if verdict not in ("incompatible", "compatible"):
+        return "no verdict"
+    if outcome in ("compiles", "differs") and verdict == "incompatible":
+        return "false blocker: " + ", ".join(sorted({f"{f['code']} {f['op_type'] or ''}".strip() for f in errors}))
+    if outcome == "fails" and verdict == "compatible":
+        return f"false compatible: {row['compiler_op'] or row['compiler_error'][:60]}"
+    if outcome == "fails" and row["compiler_line"] and row["compiler_line"] not in {f["line"] for f in errors}:
+        return f"missed line: {row['compiler_op'] or '?'}"
+    if outcome == "differs" and not any(f["code"].startswith("XLA2") for f in findings):
+        return f"missed silent difference: {', '.join(row['steps'])}"
+    return None
+
+
+# --------------------------------------------------------------------------- minimising
+
+def _smaller(program: Program) -> list[Program]:
+    """Each one-step-smaller variant: a step removed, or the wrapper made plain."""
+    variants = [program.without_step(i) for i in range(len(program.steps))] if len(program.steps) > 1 else []
+    if program.wrapper != "plain":
+        variants.append(Program(program.name, program.dtypes, program.shapes, program.steps, "plain"))
+    return variants
+
+
+def _kind(category: str | None) -> str | None:
+    return category.split(":")[0] if category else None
+
+
+def minimise(programs: dict[str, Program], rows: dict[str, dict], folder: Path, jobs: int, env: dict) -> dict:
+    """Shrink each program while its disagreement stays of the same kind; the final program and row."""
+    current = {name: (program, rows[name]) for name, program in programs.items()}
+    open_ = set(current)
+    round_ = 0
+    while open_:
+        round_ += 1
+        trials: list[Program] = []
+        owners: list[tuple[str, int]] = []
+        for name in sorted(open_):
+            for i, variant in enumerate(_smaller(current[name][0])):
+                trials.append(Program(f"{name}_m{round_}_{i}", variant.dtypes, variant.shapes, variant.steps,
+                                      variant.wrapper))
+                owners.append((name, i))
+        if not trials:
+            break
+        judged = judge(trials, folder / "trials", jobs, env)
+        progressed = set()
+        for trial, (name, _) in zip(trials, owners):
+            if name in progressed:
+                continue
+            if _kind(judged[trial.name]["category"]) == _kind(current[name][1]["category"]):
+                current[name] = (trial, judged[trial.name])
+                progressed.add(name)
+        open_ = progressed
+    return current
+
+
+def write_case(program: Program, row: dict, folder: Path) -> Path:
+    """The minimised program as a corpus-shaped case: the compiler's outcome and the disagreement."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = render(program)
+    expected = {"fails": "fails", "differs": "differs"}.get(row["outcome"], "compiles")
+    header = (f'"""Minimised by bench/difftest.py ({row["category"]}); steps: '
+              f'{"; ".join(s.op for s in program.steps) or "nothing"}; wrapper: {program.wrapper}.\n\n'
+              f"Compiler: {row['outcome']} {row['compiler_error'] or ''}\n"
+              f"xlalint: {row['verdict']} {row['findings']}\n\nExpected: {expected}\n" + '"""')
+    path = folder / f"{program.name.split('_m')[0]}.py"
+    path.write_text(header + text[text.index('"""', 3) + 3:], encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- the run
+
+def run(seed: int, n: int, out: Path, jobs: int = 1, seconds: float | None = None, batch: int = 40,
+        ops: tuple[str, ...] | None = None, env: dict | None = None, minimise_max: int = 8) -> dict:
+    """Draw, check and compare up to ``n`` programs of ``seed``; minimise one case per category."""
+    env = env or {}
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "results.jsonl"
+    rows = {r["name"]: r for r in map(json.loads, log.read_text().splitlines())} if log.exists() else {}
+    programs = {p.name: p for p in (draw(seed, i, ops) for i in range(n))}
+    todo = [p for name, p in programs.items() if name not in rows]
+    start = time.monotonic()
+    for i in range(0, len(todo), batch):
+        if seconds is not None and time.monotonic() - start > seconds:
+            break
+        judged = judge(todo[i:i + batch], out / "programs", jobs, env)
+        with log.open("a", encoding="utf-8") as handle:
+            for row in judged.values():
+                handle.write(json.dumps(row) + "\n")
+        rows.update(judged)
+    first: dict[str, str] = {}
+    for name, row in rows.items():
+        if row["category"] and name in programs:
+            first.setdefault(row["category"], name)
+    chosen = dict(list(first.items())[:minimise_max])
+    shrunk = minimise({name: programs[name] for name in chosen.values()},
+                      rows, out / "minimising", jobs, env) if chosen else {}
+    cases = {category: str(write_case(*shrunk[name], out / "minimised")) for category, name in chosen.items()}
+    return {"rows": [rows[name] for name in programs if name in rows], "minimised": cases}
+
+
+def summary(result: dict) -> str:
+    rows = [r for r in result["rows"] if r["outcome"] != "invalid"]
+    invalid = len(result["rows"]) - len(rows)
+    outcomes = Counter(r["outcome"] for r in rows)
+    categories = Counter(r["category"] for r in rows if r["category"])
+    verdict = sum(c for k, c in categories.items() if k.split(":")[0] in VERDICT_KINDS)
+    lines = [f"programs: {len(result['rows'])} ({invalid} invalid: TensorFlow refuses them without XLA)",
+             f"compiler: {outcomes['compiles']} compile and agree, {outcomes['differs']} compile to another "
+             f"result, {outcomes['fails']} fail",
+             f"verdict disagreements: {verdict}/{len(rows)} ({100 * verdict / max(len(rows), 1):.2f}%), "
+             f"false blockers: {sum(c for k, c in categories.items() if k.startswith('false blocker'))}",
+             "", "disagreements by category:"]
+    lines += [f"  {count:5d}  {category}" for category, count in categories.most_common()] or ["  none"]
+    lines += ["", "minimised cases:"]
+    lines += [f"  {category}: {path}" for category, path in result["minimised"].items()] or ["  none"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n", type=int, default=200, help="programs to draw from the seed")
+    parser.add_argument("--seconds", type=float, help="stop starting new batches after this long")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--batch", type=int, default=40, help="programs per xlalint run")
+    parser.add_argument("--ops", help="comma-separated op names of bench/_difftest_programs.py to draw from")
+    parser.add_argument("--out", help="results, programs and minimised cases (default: .difftest/seed-N)")
+    parser.add_argument("--json", help="also write every row here")
+    parser.add_argument("--compile-child", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.compile_child is not None:
+        compile_child(args.compile_child)
+        return 0
+    out = Path(args.out or REPO / ".difftest" / f"seed-{args.seed}").resolve()
+    result = run(args.seed, args.n, out, args.jobs, args.seconds, args.batch,
+                 tuple(args.ops.split(",")) if args.ops else None)
+    print(summary(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
