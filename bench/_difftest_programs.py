@@ -13,10 +13,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-FLOATS = ("float32", "float64", "float16")
-INTS = ("int32", "int64", "uint8", "int8")
+FLOATS = ("float32", "float64", "float16", "bfloat16")
+INTS = ("int32", "int64", "uint8", "int8", "int16", "uint16", "uint32", "uint64")
 NUMERIC = FLOATS + INTS
-ALL = NUMERIC + ("bool", "complex64")
+COMPLEX = ("complex64", "complex128")
+ALL = NUMERIC + ("bool",) + COMPLEX
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,42 @@ OPS: tuple[Op, ...] = (
        ("float32", "float64")),
     Op("fft", "tf.signal.fft({x})", ("complex64",)),
     Op("check_numerics", "tf.debugging.check_numerics({x}, 'bad')", FLOATS),
+    Op("floormod", "tf.math.floormod({x}, tf.ones_like({x}) + tf.ones_like({x}))", NUMERIC),
+    Op("floordiv", "tf.math.floordiv({x}, tf.ones_like({x}))", NUMERIC),
+    Op("round", "tf.round({x})", FLOATS),
+    Op("sign", "tf.sign({x})", NUMERIC + COMPLEX),
+    Op("pow", "tf.pow({x}, tf.ones_like({x}))", NUMERIC + COMPLEX),
+    Op("erf", "tf.math.erf({x})", FLOATS),
+    Op("lgamma", "tf.math.lgamma({x})", FLOATS),
+    Op("digamma", "tf.math.digamma({x})", FLOATS),
+    Op("igamma", "tf.math.igamma(tf.abs({x}) + 1, tf.abs({x}))", FLOATS),
+    Op("xlogy", "tf.math.xlogy({x}, tf.abs({x}) + 1)", FLOATS + COMPLEX),
+    Op("atan2", "tf.math.atan2({x}, {x})", FLOATS),
+    Op("real", "tf.math.real({x})", COMPLEX),
+    Op("conj", "tf.math.conj({x})", COMPLEX),
+    Op("bitwise_and", "tf.bitwise.bitwise_and({x}, {x})", INTS),
+    Op("left_shift", "tf.bitwise.left_shift({x}, tf.ones_like({x}))", INTS),
+    Op("einsum", "tf.einsum('ij,kj->ik', {x}, {x})", FLOATS + ("int32", "int64") + COMPLEX),
+    Op("matrix_diag", "tf.linalg.diag({x})", ALL),
+    Op("band_part", "tf.linalg.band_part(tf.matmul({x}, {x}, transpose_a=True), 0, -1)", FLOATS + ("int32",)),
+    Op("conv1d", "tf.nn.conv1d(tf.expand_dims({x}, 0), tf.ones([1, 3, 2], {x}.dtype), 1, 'SAME')",
+       FLOATS + ("int32",)),
+    Op("resize", "tf.image.resize(tf.expand_dims(tf.expand_dims({x}, -1), 0), [8, 6])", NUMERIC),
+    Op("reduce_all", "tf.reduce_all({x}, axis=0)", ("bool",)),
+    Op("cumsum_reverse", "tf.cumsum({x}, axis=1, exclusive=True, reverse=True)", NUMERIC),
+    Op("squared_difference", "tf.math.squared_difference({x}, {x})", NUMERIC + COMPLEX),
+    Op("is_finite", "tf.math.is_finite({x})", FLOATS),
+    Op("softmax", "tf.nn.softmax({x})", FLOATS),
+    Op("l2_normalize", "tf.math.l2_normalize({x}, axis=-1)", FLOATS),
+    Op("range_like", "tf.range(tf.shape({x})[0])", ALL),
+    Op("zeros_like", "tf.zeros_like({x})", ALL),
+    Op("dynamic_partition", "tf.dynamic_partition({x}, tf.constant([0, 1, 0, 1]), 2)[0]", ALL),
+    Op("scatter_nd", "tf.scatter_nd([[0], [2]], {x}[:2], [5, 3])", NUMERIC + COMPLEX),
+    Op("tensor_scatter_add", "tf.tensor_scatter_nd_add({x}, [[1]], {x}[:1])", NUMERIC + COMPLEX),
 )
 OPS_BY_NAME = {op.name: op for op in OPS}
-WRAPPERS = ("plain", "while", "cond", "nested", "gradient", "tensorarray", "variable")
+WRAPPERS = ("plain", "while", "cond", "nested", "helper", "gradient", "tensorarray", "variable", "map_fn",
+            "switch_case")
 SHAPES = ("[4, 3]", "[None, 3]")
 
 
@@ -152,6 +186,16 @@ def _body(program: Program) -> tuple[list[str], list[str]]:
             pre += ["", "", "@tf.function", f"def inner{i}(x{step.arg}):",
                     f"    return {call}" if keep else f"    {call}"]
             body.append(f"{name} = inner{i}(x{step.arg})" if keep else f"inner{i}(x{step.arg})")
+        elif wrapper == "helper":  # a plain Python function: its ops are made at its line
+            pre += ["", "", f"def helper{i}(x{step.arg}):", f"    return {call}" if keep else f"    {call}"]
+            body.append(f"{name} = helper{i}(x{step.arg})" if keep else f"helper{i}(x{step.arg})")
+        elif wrapper == "map_fn":  # the op on each row (an op that changes the dtype makes an invalid program)
+            row = OPS_BY_NAME[step.op].expr.format(x="row")
+            body.append(f"{name} = tf.map_fn(lambda row: {row}, x{step.arg})" if keep else call)
+        elif wrapper == "switch_case":
+            line = f"lambda: {call}"
+            body.append(f"{name} = tf.switch_case(tf.cast(tf.size(x{step.arg}) % 2, tf.int32), [{line}, {line}])"
+                        if keep else call)
         elif wrapper == "gradient":
             body += ["with tf.GradientTape() as tape:", f"    tape.watch(x{step.arg})",
                      f"    {name} = {call}" if keep else f"    {call}"]
@@ -175,13 +219,18 @@ def _body(program: Program) -> tuple[list[str], list[str]]:
     return pre, body
 
 
-def render(program: Program) -> str:
-    """The program as a corpus-shaped user file."""
+def describe(program: Program) -> str:
+    steps = "; ".join(f"{s.op}(x{s.arg})" for s in program.steps) or "nothing"
+    return f"{program.wrapper} wrapper; steps: {steps}"
+
+
+def render(program: Program, docstring: str | None = None) -> str:
+    """The program as a corpus-shaped user file (``docstring``: its text, by default what it is)."""
     pre, body = _body(program)
     specs = ", ".join(f"tf.TensorSpec({shape}, tf.{dtype})" for dtype, shape in zip(program.dtypes, program.shapes))
     args = ", ".join(f"x{i}" for i in range(len(program.dtypes)))
-    steps = "; ".join(f"{s.op}(x{s.arg})" for s in program.steps) or "nothing"
-    lines = [f'"""Generated by bench/difftest.py: {program.wrapper} wrapper; steps: {steps}."""', "",
+    text = docstring or f"Generated by bench/difftest.py: {describe(program)}."
+    lines = [f'"""{text}"""', "",
              "import tensorflow as tf", *pre, "", "",
              f"@tf.function(input_signature=[{specs}])", f"def case({args}):", *(f"    {l}" for l in body), ""]
     return "\n".join(lines)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agreement  # noqa: E402 - the compiler child's protocol and helpers
-from _difftest_programs import Program, draw, render  # noqa: E402
+from _difftest_programs import Program, describe, draw, render  # noqa: E402
 
 REPO = agreement.REPO
 VERDICT_KINDS = ("false blocker", "false compatible", "no verdict")
@@ -234,14 +234,12 @@ def minimise(programs: dict[str, Program], rows: dict[str, dict], folder: Path, 
 def write_case(program: Program, row: dict, folder: Path) -> Path:
     """The minimised program as a corpus-shaped case: the compiler's outcome and the disagreement."""
     folder.mkdir(parents=True, exist_ok=True)
-    text = render(program)
     expected = {"fails": "fails", "differs": "differs"}.get(row["outcome"], "compiles")
-    header = (f'"""Minimised by bench/difftest.py ({row["category"]}); steps: '
-              f'{"; ".join(s.op for s in program.steps) or "nothing"}; wrapper: {program.wrapper}.\n\n'
-              f"Compiler: {row['outcome']} {row['compiler_error'] or ''}\n"
-              f"xlalint: {row['verdict']} {row['findings']}\n\nExpected: {expected}\n" + '"""')
+    docstring = (f"Minimised by bench/difftest.py ({row['category']}): {describe(program)}.\n\n"
+                 f"Compiler: {row['outcome']} {row['compiler_error'] or ''}\n"
+                 f"xlalint: {row['verdict']} {row['findings']}\n\nExpected: {expected}\n")
     path = folder / f"{program.name.split('_m')[0]}.py"
-    path.write_text(header + text[text.index('"""', 3) + 3:], encoding="utf-8")
+    path.write_text(render(program, docstring), encoding="utf-8")
     return path
 
 

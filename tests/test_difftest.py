@@ -1,0 +1,61 @@
+"""The differential tester (bench/difftest.py) finds a disagreement planted in xlalint and minimises it,
+and on a fixed seed xlalint agrees with the real compiler on every generated program's verdict."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "bench"))
+import difftest  # noqa: E402 - bench/difftest.py
+
+pytestmark = pytest.mark.tf  # it runs xlalint's full mode and the compiler
+
+# A rule that is wrong on purpose: every Abs is an XLA error. Registered before xlalint runs, in the
+# xlalint process that the tester starts, through a sitecustomize on PYTHONPATH.
+PLANTED = '''
+import sys
+sys.path.insert(0, {repo!r})
+from xlalint.checks import RULES, Hit, Rule
+
+def _check(graph, ctx):
+    for node in graph.nodes():
+        if node["type"] == "Abs":
+            yield Hit("XLA099", "planted: Abs is unsupported", "none", node=node["id"])
+
+RULES["XLA099"] = Rule("XLA099", "planted-wrong-rule", "error", "wrong on purpose", check=_check)
+'''
+
+
+def test_a_planted_wrong_rule_is_found_and_minimised(tmp_path: Path):
+    plant = tmp_path / "plant"
+    plant.mkdir()
+    (plant / "sitecustomize.py").write_text(PLANTED.format(repo=str(REPO)), encoding="utf-8")
+    ops = ("abs", "square", "negative")
+    drawn = [difftest.draw(5, i, ops) for i in range(2)]
+    assert any(len(p.steps) > 1 and "abs" in [s.op for s in p.steps] for p in drawn)  # something to shrink
+
+    result = difftest.run(5, 2, tmp_path / "out", jobs=2, ops=ops, env={"PYTHONPATH": str(plant)})
+
+    planted = [r for r in result["rows"] if r["category"] == "false blocker: XLA099 Abs"]
+    assert planted and all("abs" in r["steps"] for r in planted)
+    assert all(r["outcome"] == "compiles" for r in planted)  # the real compiler disagrees with the rule
+    assert not [r for r in result["rows"] if r["category"] and "XLA099" not in r["category"]]
+    case = Path(result["minimised"]["false blocker: XLA099 Abs"]).read_text(encoding="utf-8")
+    assert "plain wrapper; steps: abs(x0)." in case  # one step left, no wrapper
+    assert case.count("tf.abs(") == 1 and "tf.square(" not in case and "tf.negative(" not in case
+    assert "Expected: compiles" in case
+
+
+def test_xlalint_agrees_with_the_compiler_on_a_fixed_seed(tmp_path: Path):
+    """CI's small budget of the long run documented in docs/agreement.md."""
+    result = difftest.run(0, 12, tmp_path, jobs=2, minimise_max=0)
+    valid = [r for r in result["rows"] if r["outcome"] != "invalid"]
+    assert len(valid) >= 8
+    assert {r["outcome"] for r in valid} >= {"compiles", "fails"}  # both answers are asked
+    verdict = [r for r in valid if r["category"] and r["category"].split(":")[0] in difftest.VERDICT_KINDS]
+    assert not verdict, verdict
