@@ -198,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
         return _ops_main(argv[1:])
     if argv and argv[0] == "doctor" and not os.path.exists("doctor"):
         return _doctor_main(argv[1:])
+    if argv and argv[0] == "run" and not os.path.exists("run"):
+        from xlalint.run_command import main as run_main
+
+        return run_main(argv[1:])
     parser = _check_parser()
     args = parser.parse_intermixed_args(_verify_alone(argv))
     if args.clear_cache:

@@ -100,6 +100,7 @@ class Report:
     # an entry's own record never depends on another file of the run
     cluster_shares: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     baseline: "BaselineOutcome | None" = None  # with --baseline: what the baseline hid and what went away
+    run: dict | None = None  # `xlalint run`: the script, where and why its run stopped, what it wrote
 
     @property
     def ok(self) -> bool:

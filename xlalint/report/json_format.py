@@ -21,6 +21,7 @@ def emit(report: Report) -> str:
             "interrupted": report.interrupted,
             "coverage": coverage(report),
             "baseline": report.baseline.to_json() if report.baseline else None,
+            **({"run": report.run} if report.run else {}),
         },
         indent=2,
     )

@@ -1,0 +1,111 @@
+"""The child process of ``xlalint run``: run the user's script as ``__main__`` and capture what it compiles.
+
+Started as ``run_child REQUEST.json`` in the scratch working directory (``xlalint.run_scratch``).
+Imports TensorFlow, installs the hooks (capture, Keras, guard), then runs the script with the
+``sys.argv`` and ``sys.path`` that ``python SCRIPT ARGS`` (or ``python -m MODULE ARGS``) gives.
+The result file is rewritten after each capture, so a run killed from outside keeps what it found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import sys
+import traceback
+
+from xlalint.backend.frames import is_user_file
+
+
+def _write(path: str, result: dict) -> None:
+    temporary = f"{path}.part"
+    with open(temporary, "w", encoding="utf-8") as out:
+        json.dump(result, out, check_circular=False, separators=(",", ":"))
+    os.replace(temporary, path)
+
+
+def _user_line(error: BaseException) -> list | None:
+    """``[file, line, function]`` of the innermost user frame in the exception's traceback."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if is_user_file(f.filename)]
+    return [os.path.realpath(frames[-1].filename), frames[-1].lineno, frames[-1].name] if frames else None
+
+
+def _frame_site(frame) -> list | None:
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return None if frame is None else [os.path.realpath(frame.f_code.co_filename), frame.f_lineno, frame.f_code.co_name]
+
+
+def _run_script(request: dict) -> None:
+    if request.get("module"):
+        sys.argv = [request["module"], *request["argv"]]
+        sys.path.insert(0, request["cwd"])
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = [request["script"], *request["argv"]]
+        sys.path.insert(0, os.path.dirname(request["script"]))
+        runpy.run_path(request["script"], run_name="__main__")
+
+
+def main(request_path: str) -> None:
+    with open(request_path, encoding="utf-8") as handle:
+        request = json.load(handle)
+    import keras
+    import tensorflow as tf
+
+    from xlalint.backend import run_keras
+    from xlalint.backend.keras_sites import LayerRecorder
+    from xlalint.backend.run_capture import Capture
+    from xlalint.backend.run_guard import Guard, RunStop
+
+    recorder = LayerRecorder()
+    guard = Guard(request["scratch"], request["protected"])
+    result = {"tensorflow": tf.__version__, "keras": keras.__version__, "records": [], "stop": None}
+
+    def save() -> None:
+        result.update(records=capture.records, redirected=sorted(set(guard.redirected)), refused=guard.refused)
+        _write(request["result"], result)
+
+    capture = Capture(recorder, save, request["patience"])
+    recorder.install()
+    capture.install()
+    run_keras.install(capture)
+    guard.install()
+
+    def out_of_time(signum, frame):
+        raise RunStop(f"the run budget of {request['budget']:g}s ran out (see --run-timeout)", _frame_site(frame), "budget")
+
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, request["budget"])
+    try:
+        _run_script(request)
+        stop = {"kind": "ended", "reason": "the script ended", "where": None}
+    except RunStop as error:
+        stop = {"kind": error.args[2], "reason": error.args[0], "where": error.args[1]}
+    except SystemExit as error:
+        code = error.code if isinstance(error.code, int) or error.code is None else 1
+        stop = {"kind": "ended" if not code else "exit", "where": _user_line(error),
+                "reason": f"the script exited with status {code or 0}"}
+    except BaseException as error:  # noqa: BLE001 - the script's own failure is part of the report
+        message = str(error).strip().splitlines()
+        stop = {"kind": "error", "where": _user_line(error),
+                "reason": f"the script raised {type(error).__name__}" + (f": {message[0][:300]}" if message else "")}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    result["stop"] = stop
+    result["calls"] = capture.calls
+    save()
+
+
+if __name__ == "__main__":
+    code = 0
+    try:
+        main(sys.argv[1])
+    except BaseException:  # noqa: BLE001 - xlalint's own failure: its traceback goes to the log
+        traceback.print_exc()
+        code = 70
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # the script's threads and TensorFlow's teardown must not keep the run alive

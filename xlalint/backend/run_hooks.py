@@ -1,0 +1,114 @@
+"""The private TensorFlow and Keras hooks that ``xlalint run`` uses, and nothing else.
+
+Every attribute named here is private to TensorFlow or Keras and may move between releases;
+``SUPPORTED`` lists the versions whose sources were read, and a test checks each hook on the
+installed ones. Read from TensorFlow 2.21 and Keras 3.15:
+
+- ``polymorphic_function.Function.__call__``: every call of every ``tf.function`` (methods
+  too: ``__get__`` binds a copy of the same class), with its real arguments.
+- ``Function._jit_compile`` and ``Function._python_function``: the function's XLA setting and
+  the plain Python function behind it.
+- ``iterator_ops.OwnedIterator.__next__``: the next element of a ``for x in dataset`` loop.
+- ``keras.src.backend.tensorflow.trainer.TensorFlowTrainer._make_function``: where Keras
+  wraps ``train_step``/``test_step`` in ``tf.function(one_step_on_data, jit_compile=...)``.
+- ``file_io._pywrap_file_io``: the C++ calls behind ``tf.io.gfile`` writes (``WritableFile``,
+  ``CreateDir``, ``RecursivelyCreateDir``, ``DeleteFile``, ``RenameFile``, ``CopyFile``,
+  ``DeleteRecursively``), which Python's audit events do not see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import keras
+import tensorflow as tf
+from keras.src.backend.tensorflow import trainer as keras_tf_trainer
+from tensorflow.python.data.ops import iterator_ops
+from tensorflow.python.eager.polymorphic_function import polymorphic_function
+from tensorflow.python.lib.io import file_io
+
+SUPPORTED = {"tensorflow": ("2.21",), "keras": ("3.15",)}
+FUNCTION = polymorphic_function.Function
+DATASET_ITERATOR = iterator_ops.OwnedIterator
+KERAS_TRAINER = keras_tf_trainer.TensorFlowTrainer
+FILE_IO = file_io._pywrap_file_io  # noqa: SLF001
+# C++ file calls that write, with how many of their leading arguments are paths
+FILE_WRITES = {"WritableFile": 1, "CreateDir": 1, "RecursivelyCreateDir": 1, "DeleteFile": 1,
+               "RenameFile": 2, "CopyFile": 2, "DeleteRecursively": 1}
+
+
+def versions() -> dict[str, str]:
+    return {"tensorflow": tf.__version__, "keras": keras.__version__}
+
+
+def jit_compile(function) -> bool | None:
+    return function._jit_compile  # noqa: SLF001
+
+
+def python_function(function):
+    return function._python_function  # noqa: SLF001
+
+
+def _wrap(owner, name: str, make):
+    original = getattr(owner, name)
+    setattr(owner, name, functools.wraps(original)(make(original)))
+    return lambda: setattr(owner, name, original)
+
+
+def on_function_call(handler):
+    """``handler(function, original_call, args, kwargs)`` answers every ``tf.function`` call; returns an undo."""
+    def make(original):
+        def call(self, *args, **kwargs):
+            return handler(self, original, args, kwargs)
+        return call
+    return _wrap(FUNCTION, "__call__", make)
+
+
+def on_dataset_next(handler):
+    """``handler(iterator, original_next)`` answers every ``next()`` on a dataset iterator; returns an undo."""
+    return _wrap(DATASET_ITERATOR, "__next__", lambda original: lambda self: handler(self, original))
+
+
+def on_keras_step(handler):
+    """``handler(model, step_function, made)`` replaces each Keras train/test function; ``made`` holds
+    the ``tf.function``s Keras created for it (``one_step_on_data`` first). Returns an undo."""
+    def make(original):
+        def make_function(self, step_function):
+            made = []
+            real_function = tf.function
+
+            def recording(*args, **kwargs):
+                function = real_function(*args, **kwargs)
+                made.append(function)
+                return function
+
+            with _replaced(tf, "function", recording):
+                keras_function = original(self, step_function)
+            return handler(self, step_function, made, keras_function)
+        return make_function
+    return _wrap(KERAS_TRAINER, "_make_function", make)
+
+
+@contextlib.contextmanager
+def _replaced(owner, name: str, value):
+    original = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def on_tf_file_write(check):
+    """``check(path, event)`` runs before each C++ file write of ``tf.io.gfile`` (it may raise); returns an undo."""
+    undos = []
+    for name, paths in FILE_WRITES.items():
+        def make(original, name=name, paths=paths):
+            def guarded(*args, **kwargs):
+                for path in args[:paths]:
+                    check(path, name)
+                return original(*args, **kwargs)
+            return guarded
+        undos.append(_wrap(FILE_IO, name, make))
+    return lambda: [undo() for undo in undos]

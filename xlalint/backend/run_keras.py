@@ -1,0 +1,49 @@
+"""Capture the step Keras compiles for ``fit`` and ``evaluate``, with Keras's own ``jit_compile`` decision.
+
+Keras wraps ``train_step``/``test_step`` in ``tf.function(one_step_on_data, jit_compile=...)``
+and calls it inside another ``tf.function`` that takes the data iterator. Here the function Keras
+made for the step is called eagerly on the first batch of each epoch instead: ``Capture`` traces
+it on that batch and answers with fake outputs, and the epoch then ends as if the data ran out.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import weakref
+
+from xlalint.backend import run_hooks
+from xlalint.backend.frames import is_user_file
+
+
+def install(capture) -> None:
+    run_hooks.on_keras_step(lambda model, step, made, keras_function: _one_step_per_epoch(
+        capture, model, step, made, keras_function))
+
+
+def _where(model, step) -> dict:
+    """The user's own ``train_step`` override where there is one, else the line that called ``fit``."""
+    method = getattr(step, "__func__", step)
+    source = inspect.getsourcefile(method) if inspect.isfunction(method) else None
+    name = f"{type(model).__name__}.{step.__name__}"
+    if source and is_user_file(source):
+        return {"path": os.path.realpath(source), "line": inspect.getsourcelines(method)[1], "name": name,
+                "kind": "keras-step"}
+    return {"path": None, "line": None, "name": name, "kind": "keras-step"}
+
+
+def _one_step_per_epoch(capture, model, step, made, keras_function):
+    if not made:  # run_eagerly=True: Keras makes no tf.function, there is nothing to compile
+        return keras_function
+    one_step = made[0]
+    stepped = weakref.WeakSet()
+    where = _where(model, step)
+    key = ("keras", id(model), step.__name__)
+
+    def function(iterator):
+        if iterator in stepped:
+            raise StopIteration  # Keras ends the epoch as if the data ran out
+        data = iterator.get_next() if hasattr(iterator, "get_next") else next(iterator)
+        stepped.add(iterator)
+        return capture.call(one_step, (data,), {}, key, where)
+    return function

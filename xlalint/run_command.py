@@ -1,0 +1,128 @@
+"""``xlalint run [OPTIONS] SCRIPT [ARGS...]`` and ``xlalint run [OPTIONS] -m MODULE [ARGS...]``.
+
+Options come before the script; everything after it is the script's own ``sys.argv[1:]``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from xlalint.baseline import BaselineError, read_baseline, with_fingerprints
+from xlalint.checks import resolve_codes
+from xlalint.cli import (COUNT, EXIT_FINDINGS, EXIT_OK, PERCENT, SECONDS, Interrupted, _baseline, _codes_list,
+                         _exit_code, _Parser, _signals_interrupt)
+from xlalint.config import ConfigError, find_config, load_config
+from xlalint.coverage import below
+from xlalint.report import EMITTERS
+from xlalint.results import Report
+from xlalint.settings import DEFAULT_DEVICE, DEVICES, Options
+
+DEFAULT_RUN_TIMEOUT_S = 120.0
+DEFAULT_PATIENCE = 2
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="xlalint run", usage="xlalint run [OPTIONS] SCRIPT [ARGS...] | xlalint run [OPTIONS] -m MODULE [ARGS...]",
+        description="Run a training script as `python SCRIPT ARGS` would, up to the first call of each "
+        "tf.function (and Keras step); check what XLA would compile there, without compiling or training.",
+        epilog="The run works in a scratch copy of the working directory: your files stay as they are, "
+        "network access stops the run. Exit codes as for `xlalint`. See docs/run.md.")
+    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as `python -m MODULE`")
+    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
+    parser.add_argument("--device", choices=DEVICES, help=f"target XLA device (default: {DEFAULT_DEVICE})")
+    parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
+    parser.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to skip")
+    parser.add_argument("--run-timeout", type=SECONDS, default=DEFAULT_RUN_TIMEOUT_S, metavar="SECONDS",
+                        help=f"budget for the script's run, TensorFlow's import not counted (default: "
+                        f"{DEFAULT_RUN_TIMEOUT_S:g})")
+    parser.add_argument("--patience", type=COUNT, default=DEFAULT_PATIENCE, metavar="N",
+                        help="stop once the captured functions were called N times each with nothing new "
+                        f"traced (default: {DEFAULT_PATIENCE})")
+    parser.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
+    parser.add_argument("--write-baseline", metavar="FILE", help="record this run's findings in FILE")
+    parser.add_argument("--min-coverage", type=PERCENT, metavar="PERCENT",
+                        help="fail when fewer than PERCENT of the traced ops run under XLA")
+    parser.add_argument("--save-graphs", metavar="DIR", help="write each captured function's op graph as JSON")
+    parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
+    return parser
+
+
+def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
+    """``(xlalint's options with the script or -m MODULE, the script's ARGS)``."""
+    flags = {s for action in parser._actions if action.nargs == 0 for s in action.option_strings}  # noqa: SLF001
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "-m":
+            return argv[:i + 2], argv[i + 2:]
+        if token == "--" or not token.startswith("-"):
+            start = i + 1 if token == "--" else i
+            return argv[:i] + argv[start:start + 1], argv[start + 1:]
+        i += 1 if token in flags or "=" in token else 2
+    return argv, []
+
+
+def _module_file(parser, module: str) -> str:
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
+        sys.path.pop(0)
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        parser.error(f"no module named {module!r} (from {os.getcwd()})")
+    if spec.submodule_search_locations:  # a package runs its __main__
+        return os.path.join(os.path.dirname(spec.origin), "__main__.py")
+    return spec.origin
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
+    parser.add_argument("script", nargs="?", metavar="SCRIPT", help="the training script")
+    ours, script_args = split_command(argv, parser)
+    args = parser.parse_args(ours)
+    if bool(args.module) == bool(args.script):
+        parser.error("give a SCRIPT or -m MODULE (one of them)")
+    if args.script and not os.path.isfile(args.script):
+        parser.error(f"no such script: {args.script}")
+    script = _module_file(parser, args.module) if args.module else args.script
+    try:
+        config = load_config(Path(args.config) if args.config else find_config([script]))
+        codes = resolve_codes(_codes_list(args.select) or config.select, _codes_list(args.ignore) or config.ignore)
+        known = read_baseline(args.baseline) if args.baseline and not args.write_baseline else None
+    except (ConfigError, ValueError, BaselineError) as error:
+        parser.error(str(error))
+    options = Options(device=args.device or config.device or DEFAULT_DEVICE, select=codes, root=str(config.root),
+                      save_graphs=args.save_graphs, cache_dir=None,
+                      per_file_ignores={g: [c.upper() for c in cs] for g, cs in config.per_file_ignores.items()})
+    from xlalint.run_client import run_script
+    from xlalint.run_report import run_report
+    from xlalint.run_scratch import ScratchError
+
+    if not args.quiet:
+        print(f"xlalint run: running {script} up to its compiled steps (budget {args.run_timeout:g}s)", file=sys.stderr)
+    try:
+        with _signals_interrupt():
+            result = run_script(args.script, args.module, script_args, args.run_timeout, args.patience)
+    except ScratchError as error:
+        parser.error(str(error))
+    except Interrupted as stop:
+        print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
+        return 128 + stop.signal
+    report = run_report(result, script, options)
+    report.findings = with_fingerprints(report.findings, options.root)
+    try:
+        _baseline(report, args, known)
+    except BaselineError as error:
+        parser.error(str(error))
+    print(EMITTERS[args.format](report))
+    failure = below(report, args.min_coverage) if args.min_coverage else None
+    if failure:
+        print(f"xlalint: {failure}", file=sys.stderr)
+    return max(_exit_code(report), EXIT_FINDINGS if failure else EXIT_OK)

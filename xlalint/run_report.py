@@ -1,0 +1,87 @@
+"""Turn what ``xlalint run`` captured into the check command's report.
+
+Each captured function is an entry of the file that defines it (a Keras step: of the file that
+called ``fit``), checked by the same rules as a traced entry; each finding also points at the call
+that reached it, with the specs seen. The report says where and why the run stopped, and lists
+the ``tf.function``s the script defines that the run never reached.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import replace
+
+from xlalint.engine import _collect_file as collect_file_result
+from xlalint.engine import source_findings
+from xlalint.files import display_path, read_source
+from xlalint.results import Entry, FileError, Report, one_per_place
+from xlalint.settings import Options
+from xlalint.specs import Spec
+from xlalint.suppressions import SuppressionIndex
+from xlalint.support import load_support
+
+
+def _specs(signature: list[dict]) -> str:
+    return ", ".join(s["dtype"] if s["shape"] is None else str(Spec(s["dtype"], tuple(s["shape"]))) for s in signature)
+
+
+def _site(where: list | None) -> str:
+    return f"{display_path(where[0])}:{where[1]} in `{where[2]}()`" if where else "an unknown place"
+
+
+def defined_tf_functions(path: str) -> list[tuple[str, int]]:
+    """``(name, def line)`` of each function the file decorates with ``tf.function`` (any arguments)."""
+    source, error = read_source(path)
+    if error:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decorators = [ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+            if any(d in ("tf.function", "function", "tensorflow.function") for d in decorators):
+                found.append((node.name, node.lineno))
+    return sorted(found, key=lambda item: item[1])
+
+
+def run_report(result: dict, script: str, options: Options) -> Report:
+    """The report of one run; ``script`` is the file run (or the module's file)."""
+    report = Report(device=options.device, tensorflow=result.get("tensorflow"))
+    if result.get("error"):
+        report.errors.append(FileError(display_path(script), result["error"]))
+        return report
+    stop = result["stop"]
+    records = result["records"]
+    suppressions = SuppressionIndex()
+    support = load_support(report.tensorflow)
+    by_file: dict[str, list[dict]] = {}
+    for record in records:
+        by_file.setdefault(record["path"], []).append(record)
+    for path, entries in by_file.items():
+        collect_file_result(report, {"path": path, "entries": entries, "error": None}, support, options, False,
+                            suppressions)
+    calls = {r["name"]: {"path": display_path(r["call"][0]), "line": r["call"][1],
+                         "message": f"`{r['name']}`, called at {_site(r['call'])} with ({_specs(r['signature'])})"
+                         + (f", traced {r['traces']} times" if r["traces"] > 1 else "")}
+             for r in records if r.get("call")}
+    report.findings = [replace(f, related=f.related + (calls[f.entry],)) if f.entry in calls else f
+                       for f in report.findings]
+    report.findings.extend(source_findings(os.path.abspath(script), options, suppressions))
+    report.findings = one_per_place(report.findings)
+    reached = {(r["path"], r["line"]) for r in records}
+    for name, line in defined_tf_functions(script):
+        if (os.path.realpath(script), line) not in reached:
+            report.entries.append(Entry(display_path(script), name, line, "unknown",
+                                        f"never called before the run stopped ({stop['reason']})"))
+    if not records and stop["kind"] in ("error", "exit", "network"):
+        report.errors.append(FileError(display_path(script), f"{stop['reason']} at {_site(stop['where'])}, "
+                                       "before any tf.function was called"))
+    report.run = {"script": display_path(script), "stopped": stop["kind"], "reason": stop["reason"],
+                  "where": _site(stop["where"]) if stop["where"] else None, "calls": result.get("calls", 0),
+                  "written_to_scratch": result.get("redirected", []),
+                  "refused_writes": [{**r, "where": _site(r["where"])} for r in result.get("refused", [])]}
+    return report
