@@ -65,10 +65,11 @@ def run_report(result: dict, script: str, options: Options) -> Report:
         collect_file_result(report, {"path": path, "entries": entries, "error": None}, support, options, False,
                             suppressions)
     calls = {r["name"]: {"path": display_path(r["call"][0]), "line": r["call"][1],
-                         "message": f"`{r['name']}`, called at {_site(r['call'])} with ({_specs(r['signature'])})"
+                         "message": f"`{r['name']}` called here, in `{r['call'][2]}()`, with ({_specs(r['signature'])})"
                          + (f", traced {r['traces']} times" if r["traces"] > 1 else "")}
              for r in records if r.get("call")}
-    report.findings = [replace(f, related=f.related + (calls[f.entry],)) if f.entry in calls else f
+    report.findings = [replace(f, related=f.related + (calls[f.entry],))
+                       if f.entry in calls and (f.path, f.line) != (calls[f.entry]["path"], calls[f.entry]["line"]) else f
                        for f in report.findings]
     report.findings.extend(source_findings(os.path.abspath(script), options, suppressions))
     report.findings = one_per_place(report.findings)
@@ -76,12 +77,13 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     for name, line in defined_tf_functions(script):
         if (os.path.realpath(script), line) not in reached:
             report.entries.append(Entry(display_path(script), name, line, "unknown",
-                                        f"never called before the run stopped ({stop['reason']})"))
+                                        "never called before the run stopped"))
     if not records and stop["kind"] in ("error", "exit", "network"):
-        report.errors.append(FileError(display_path(script), f"{stop['reason']} at {_site(stop['where'])}, "
-                                       "before any tf.function was called"))
+        where = "" if stop["kind"] == "network" else f" at {_site(stop['where'])}"
+        report.errors.append(FileError(display_path(script), f"{stop['reason']}{where}, before any tf.function "
+                                       "was called"))
     report.run = {"script": display_path(script), "stopped": stop["kind"], "reason": stop["reason"],
                   "where": _site(stop["where"]) if stop["where"] else None, "calls": result.get("calls", 0),
-                  "written_to_scratch": result.get("redirected", []),
+                  "written_to_scratch": sorted({p.split(os.sep)[0] for p in result.get("redirected", [])}),
                   "refused_writes": [{**r, "where": _site(r["where"])} for r in result.get("refused", [])]}
     return report

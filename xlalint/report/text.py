@@ -103,7 +103,7 @@ def _summary(report: Report) -> list[str]:
     ]
     keras_off = {(f.path, name) for f in report.findings if f.code == "XLA301" for name in f.all_entries}  # Keras keeps XLA off
     ready = [f"{e.path}::{e.name}" for e in report.entries
-             if e.verdict == "compatible" and (e.path, e.name) not in keras_off]
+             if e.verdict == "compatible" and e.jit_compile is not True and (e.path, e.name) not in keras_off]
     lines += coverage_lines(report)
     if ready:
         lines.append("ready for jit_compile=True: " + ", ".join(ready))

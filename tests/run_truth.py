@@ -1,0 +1,76 @@
+"""Run scenario scripts for real, bounded, with XLA doing the real compile: the truth for `xlalint run`.
+
+``python run_truth.py OUT.json DIR NAME:ARG,ARG ...`` imports TensorFlow once, then runs each
+script ``DIR/NAME.py`` with its arguments as ``__main__`` in a forked child working in ``DIR``,
+and writes per script: whether it ended cleanly, and where it failed (the exception type, the
+compiler's op and node, and the script lines the compiler or the traceback names).
+"""
+
+import json
+import os
+import re
+import runpy
+import signal
+import socket
+import sys
+import traceback
+
+import keras  # noqa: F401 - imported once, before the forks
+import tensorflow as tf  # noqa: F401
+
+LIMIT_S = 90
+_UNSUPPORTED = re.compile(r"on XLA_\w+_JIT: (?P<op>\w+) \(.*?\{\{node (?P<node>[^}]+)\}\}", re.S)
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _outcome(script: str, error: BaseException | None) -> dict:
+    if error is None:
+        return {"ok": True}
+    name = os.path.basename(script)
+    message = str(error)
+    found = _UNSUPPORTED.search(message)
+    created = message.split("The op is created at:", 1)[1] if "The op is created at:" in message else ""
+    compiler_lines = [int(m["line"]) for m in _FRAME.finditer(created.split("tf2xla conversion failed")[0])
+                      if os.path.basename(m["file"]) == name]
+    raised = [f.lineno for f in traceback.extract_tb(error.__traceback__) if os.path.basename(f.filename) == name]
+    return {"ok": False, "type": type(error).__name__, "op": found and found["op"], "node": found and found["node"],
+            "compiler_line": compiler_lines[-1] if compiler_lines else None,
+            "raised_line": raised[-1] if raised else None}
+
+
+def _run(script: str, args: list[str], out: str) -> None:
+    socket.setdefaulttimeout(10)
+    signal.alarm(LIMIT_S)
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(script))
+    error = None
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except BaseException as caught:  # noqa: BLE001 - the script's failure is the answer
+        error = caught
+    with open(out, "w") as handle:
+        json.dump(_outcome(script, error), handle)
+
+
+def main(out: str, folder: str, scenarios: list[str]) -> None:
+    os.chdir(folder)
+    results = {}
+    for scenario in scenarios:
+        name, _, args = scenario.partition(":")
+        part = os.path.join(folder, f".truth-{name}.json")
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _run(os.path.join(folder, f"{name}.py"), args.split(",") if args else [], part)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        with open(part) as handle:
+            results[name] = json.load(handle)
+        os.unlink(part)
+    with open(out, "w") as handle:
+        json.dump(results, handle)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])
