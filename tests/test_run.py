@@ -27,6 +27,7 @@ RUNS = {
     "fit_numpy_loss": (["1"], []),
     "endless_checkpoints": (["2"], []),  # without an argument it never ends
     "downloads": ([], []),
+    "writes_everywhere": ([], []),
 }
 BUDGET_S = "120"
 
@@ -50,6 +51,7 @@ def runs(tmp_path_factory):
     for folder in (truth_dir, run_dir):
         for name in RUNS:
             shutil.copy(SCENARIOS / f"{name}.py", folder)
+        (folder / "notes.txt").write_text("kept as it is\n")
     truth_file = truth_dir / "truth.json"
     before = _tree(run_dir)
     started = [subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(truth_dir),
@@ -97,6 +99,14 @@ def test_the_working_tree_is_unchanged(runs):
     _, reports, before, after = runs
     assert before == after
     assert reports["endless_checkpoints"][0]["run"]["written_to_scratch"] == ["checkpoints", "train.log"]
+
+
+def test_writes_into_the_tree_are_refused_and_said(runs):
+    run = runs[1]["writes_everywhere"][0]["run"]
+    assert run["written_to_scratch"] == ["new_log.txt", "notes.txt"]
+    assert [(os.path.basename(r["path"]), r["call"], r["where"]) for r in run["refused_writes"]] == [
+        ("beside.txt", "open", "writes_everywhere.py:13 in `<lambda>()`"),
+        ("exports", "RecursivelyCreateDir", "writes_everywhere.py:14 in `<lambda>()`")]
 
 
 def test_every_run_stops_on_its_own(runs):

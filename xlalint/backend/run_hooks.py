@@ -28,7 +28,7 @@ from tensorflow.python.data.ops import iterator_ops
 from tensorflow.python.eager.polymorphic_function import polymorphic_function
 from tensorflow.python.lib.io import file_io
 
-SUPPORTED = {"tensorflow": ("2.21",), "keras": ("3.15",)}
+SUPPORTED = (("2.21", "3.15"),)  # (TensorFlow, Keras) releases whose sources these hooks were read from
 FUNCTION = polymorphic_function.Function
 DATASET_ITERATOR = iterator_ops.OwnedIterator
 KERAS_TRAINER = keras_tf_trainer.TensorFlowTrainer
@@ -38,8 +38,9 @@ FILE_WRITES = {"WritableFile": 1, "CreateDir": 1, "RecursivelyCreateDir": 1, "De
                "RenameFile": 2, "CopyFile": 2, "DeleteRecursively": 1}
 
 
-def versions() -> dict[str, str]:
-    return {"tensorflow": tf.__version__, "keras": keras.__version__}
+def installed() -> tuple[str, str]:
+    """The installed ``(TensorFlow, Keras)`` releases, as ``major.minor``."""
+    return tuple(".".join(v.split(".")[:2]) for v in (tf.__version__, keras.__version__))
 
 
 def jit_compile(function) -> bool | None:

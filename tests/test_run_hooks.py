@@ -1,0 +1,83 @@
+"""The private TensorFlow and Keras hooks behind `xlalint run` (xlalint/backend/run_hooks.py), per supported version.
+
+Each hook is installed, seen to fire on the real thing, and undone.
+"""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from xlalint.backend import run_hooks
+
+@pytest.fixture(params=run_hooks.SUPPORTED, ids=[f"tf{t}-keras{k}" for t, k in run_hooks.SUPPORTED])
+def supported(request):
+    if run_hooks.installed() != request.param:
+        pytest.skip(f"TensorFlow {request.param[0]} with Keras {request.param[1]} is not installed")
+
+
+def test_the_installed_versions_are_supported():
+    assert run_hooks.installed() in run_hooks.SUPPORTED
+
+
+def test_function_calls_are_seen_with_their_real_arguments(supported):
+    @tf.function(jit_compile=True)
+    def double(x):
+        return x * 2
+
+    seen = []
+
+    def handler(function, original, args, kwargs):
+        seen.append((function, args))
+        return original(function, *args, **kwargs)
+
+    undo = run_hooks.on_function_call(handler)
+    try:
+        assert float(double(tf.constant(3.0))) == 6.0
+    finally:
+        undo()
+    [(function, args)] = seen
+    assert run_hooks.jit_compile(function) is True and run_hooks.python_function(function).__name__ == "double"
+    assert args[0].shape == () and float(double(tf.constant(1.0))) == 2.0 and len(seen) == 1  # undone
+
+
+def test_dataset_loops_are_seen(supported):
+    calls = []
+    undo = run_hooks.on_dataset_next(lambda iterator, original: calls.append(1) or original(iterator))
+    try:
+        assert [int(x) for x in tf.data.Dataset.range(3)] == [0, 1, 2]
+    finally:
+        undo()
+    assert len(calls) == 4  # three elements, then the end
+
+
+def test_keras_shows_the_step_function_it_compiles(supported):
+    made_for = {}
+
+    def handler(model, step, made, keras_function):
+        made_for[step.__name__] = made
+        return keras_function
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse", jit_compile=True)
+    undo = run_hooks.on_keras_step(handler)
+    try:
+        model.fit(np.ones((4, 3), "float32"), np.ones((4, 1), "float32"), epochs=1, verbose=0)
+    finally:
+        undo()
+    one_step = made_for["train_step"][0]
+    assert run_hooks.python_function(one_step).__name__ == "one_step_on_data"
+    assert run_hooks.jit_compile(one_step) is True
+
+
+def test_tensorflow_file_writes_are_seen(supported, tmp_path):
+    seen = []
+    undo = run_hooks.on_tf_file_write(lambda path, call: seen.append((call, path)))
+    try:
+        tf.io.gfile.makedirs(str(tmp_path / "a" / "b"))
+        with tf.io.gfile.GFile(str(tmp_path / "a" / "f.txt"), "w") as handle:
+            handle.write("x")
+    finally:
+        undo()
+    calls = [call for call, _ in seen]
+    assert calls == ["RecursivelyCreateDir", "WritableFile"] and (tmp_path / "a" / "f.txt").read_text() == "x"
