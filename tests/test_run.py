@@ -28,8 +28,9 @@ RUNS = {
     "endless_checkpoints": (["2"], []),  # without an argument it never ends
     "downloads": ([], []),
     "writes_everywhere": ([], []),
+    "prepares_forever": (None, []),  # no real run: it never reaches its step
 }
-BUDGET_S = "120"
+BUDGET_S = {"prepares_forever": "4"}  # else the default
 
 
 def _tree(folder) -> dict[str, str]:
@@ -38,8 +39,9 @@ def _tree(folder) -> dict[str, str]:
 
 
 def _xlalint_run(folder, name: str, args: list[str]) -> subprocess.Popen:
+    budget = ["--run-timeout", BUDGET_S[name]] if name in BUDGET_S else []
     return subprocess.Popen([sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu",
-                             "--run-timeout", BUDGET_S, f"{name}.py", *args], cwd=folder, text=True,
+                             *budget, f"{name}.py", *args], cwd=folder, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
 
@@ -55,7 +57,7 @@ def runs(tmp_path_factory):
     truth_file = truth_dir / "truth.json"
     before = _tree(run_dir)
     started = [subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(truth_dir),
-                                 *(f"{name}:{','.join(real)}" for name, (real, _) in RUNS.items())],
+                                 *(f"{name}:{','.join(real)}" for name, (real, _) in RUNS.items() if real is not None)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         runs = {name: _xlalint_run(run_dir, name, given) for name, (_, given) in RUNS.items()}
@@ -72,17 +74,18 @@ def runs(tmp_path_factory):
     return json.loads(truth_file.read_text()), reports, before, _tree(run_dir)
 
 
-@pytest.mark.parametrize("name", [n for n in RUNS if n != "downloads"])
+@pytest.mark.parametrize("name", [n for n, (real, _) in RUNS.items() if real is not None and n != "downloads"])
 def test_same_verdict_as_the_compiler_at_its_line(runs, name):
     truth, reports = runs[0][name], runs[1][name]
     report, code = reports
-    assert report["entries"] and all(e["jit_compile"] for e in report["entries"]), report["entries"]
+    compiled = [e for e in report["entries"] if e["jit_compile"]]
+    assert compiled, report["entries"]
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     if truth["ok"]:
-        assert {e["verdict"] for e in report["entries"]} == {"compatible"}, report
+        assert {e["verdict"] for e in compiled} == {"compatible"}, report
         assert not errors and code == 0, report
     else:
-        assert {e["verdict"] for e in report["entries"]} == {"incompatible"}, report
+        assert {e["verdict"] for e in compiled} == {"incompatible"}, report
         at_line = [f for f in errors if f["path"] == f"{name}.py" and f["line"] == truth["compiler_line"]]
         assert any(f["op_name"] == truth["node"] or f["op_type"] == truth["op"] for f in at_line), (truth, errors)
         assert code == 1
@@ -90,7 +93,8 @@ def test_same_verdict_as_the_compiler_at_its_line(runs, name):
 
 def test_every_compiled_function_of_a_loop_is_reached(runs):
     report, _ = runs[1]["clean_loop"]
-    assert sorted(e["name"] for e in report["entries"]) == ["test_step", "train_step"]
+    assert sorted((e["name"], e["jit_compile"]) for e in report["entries"]) == [("test_step", None),
+                                                                                 ("train_step", True)]
     keras_steps = sorted(e["name"] for e in runs[1]["fit_numpy_loss"][0]["entries"])
     assert keras_steps == ["Sequential.test_step", "Sequential.train_step"]  # fit with validation data
 
@@ -111,7 +115,21 @@ def test_writes_into_the_tree_are_refused_and_said(runs):
 
 def test_every_run_stops_on_its_own(runs):
     for name, (report, _) in runs[1].items():
-        assert report["run"]["stopped"] in ("ended", "captured", "network"), (name, report["run"])
+        if name not in BUDGET_S:
+            assert report["run"]["stopped"] in ("ended", "captured", "network"), (name, report["run"])
+
+
+def test_a_run_that_never_reaches_a_step_stops_at_its_budget_and_says_where(runs):
+    report, code = runs[1]["prepares_forever"]
+    assert report["run"]["stopped"] == "budget" and report["run"]["where"] == "prepares_forever.py:15 in `prepare()`"
+    assert [(e["name"], e["verdict"]) for e in report["entries"]] == [("train_step", "unknown")] and code == 1
+
+
+def test_a_function_without_jit_compile_is_offered_it_with_the_specs_seen(runs):
+    report, _ = runs[1]["clean_loop"]
+    [offer] = [f for f in report["findings"] if f["code"] == "XLA403"]
+    assert offer["entry"] == "test_step" and offer["line"] == 35
+    assert "with (float32[64,16], int32[64])" in offer["related"][0]["message"]
 
 
 def test_a_download_stops_the_run_at_its_call(runs):
