@@ -115,6 +115,9 @@ def main(argv: list[str]) -> int:
     except Interrupted as stop:
         print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
         return 128 + stop.signal
+    if result.get("hooks_supported") is False and not args.quiet:
+        print(f"xlalint run: TensorFlow {result['tensorflow']} with Keras {result['keras']} is not a release whose "
+              "hooks were checked; results may be incomplete (docs/run.md)", file=sys.stderr)
     report = run_report(result, script, options)
     report.findings = with_fingerprints(report.findings, options.root)
     try:

@@ -61,13 +61,17 @@ def main(request_path: str) -> None:
 
     recorder = LayerRecorder()
     guard = Guard(request["scratch"], request["protected"])
-    result = {"tensorflow": tf.__version__, "keras": keras.__version__, "records": [], "stop": None}
+    from xlalint.backend import run_hooks
+
+    result = {"tensorflow": tf.__version__, "keras": keras.__version__, "records": [], "stop": None,
+              "hooks_supported": run_hooks.installed() in run_hooks.SUPPORTED}
 
     def save() -> None:
         result.update(records=capture.records, redirected=sorted(set(guard.redirected)), refused=guard.refused)
         _write(request["result"], result)
 
     capture = Capture(recorder, save, request["patience"])
+    sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
     recorder.install()
     capture.install()
     run_keras.install(capture)
