@@ -15,6 +15,7 @@ import os
 import time
 import weakref
 
+import numpy as np
 import tensorflow as tf
 
 from xlalint.backend import run_hooks
@@ -42,6 +43,8 @@ def _signature_key(args, kwargs):
     def key(value):
         if isinstance(value, (tf.Tensor, tf.Variable)) or hasattr(value, "_type_spec"):
             return repr(tf.type_spec_from_value(value))
+        if isinstance(value, np.ndarray):  # traced like a tensor of its dtype and shape
+            return repr((value.dtype.str, value.shape))
         return repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
     return repr(tf.nest.map_structure(key, (args, kwargs)))
 
