@@ -48,6 +48,16 @@ def test_the_scratch_mirror_links_every_file_and_skips_version_control(tmp_path)
     assert not os.path.exists(scratch)
 
 
+def test_the_scratch_mirror_of_the_temporary_folder_leaves_itself_out(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the scratch folder is made inside the mirrored one
+    (tmp_path / "train.py").write_text("print(1)\n")
+    scratch = make_scratch(str(tmp_path))
+    try:
+        assert sorted(os.listdir(scratch)) == ["train.py"]
+    finally:
+        remove_scratch(scratch)
+
+
 SCRIPT = '''import tensorflow as tf
 
 

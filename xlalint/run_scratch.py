@@ -26,7 +26,8 @@ def make_scratch(source: str) -> str:
     count = 0
     try:
         for folder, dirs, files in os.walk(source):
-            dirs[:] = [d for d in dirs if d not in SKIPPED and not os.path.islink(os.path.join(folder, d))]
+            dirs[:] = [d for d in dirs if d not in SKIPPED and not os.path.islink(os.path.join(folder, d))
+                       and os.path.realpath(os.path.join(folder, d)) != os.path.realpath(scratch)]
             target = os.path.join(scratch, os.path.relpath(folder, source))
             os.makedirs(target, exist_ok=True)
             for name in files + [d for d in os.listdir(folder) if os.path.islink(os.path.join(folder, d))

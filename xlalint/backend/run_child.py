@@ -60,7 +60,7 @@ def main(request_path: str) -> None:
     from xlalint.backend.run_guard import Guard, RunStop
 
     recorder = LayerRecorder()
-    guard = Guard(request["scratch"], request["protected"])
+    guard = Guard(request["scratch"], request["protected"], [os.path.dirname(request["result"])])
     from xlalint.backend import run_hooks
 
     result = {"tensorflow": tf.__version__, "keras": keras.__version__, "records": [], "stop": None,

@@ -69,9 +69,10 @@ def _local(host) -> bool:
 class Guard:
     """What the run wrote (into the scratch folder), refused, and whether it reached for the network."""
 
-    def __init__(self, scratch: str, protected: list[str]):
+    def __init__(self, scratch: str, protected: list[str], allowed: list[str]):
         self.scratch = os.path.realpath(scratch)
         self.protected = [os.path.realpath(p) for p in protected]
+        self.allowed = [os.path.realpath(p) for p in allowed]  # xlalint's own files, wherever they are
         self.redirected: list[str] = []  # paths written in the scratch folder, relative to it
         self.refused: list[dict] = []  # {"path", "call", "where"}
         self._busy = threading.local()
@@ -116,7 +117,7 @@ class Guard:
             self._busy.on = False
         if _inside(real, self.scratch):
             self.redirected.append(os.path.relpath(real, self.scratch))
-        elif any(_inside(real, root) for root in self.protected):
+        elif any(_inside(real, root) for root in self.protected) and not any(_inside(real, a) for a in self.allowed):
             site = user_site(2)
             self.refused.append({"path": text, "call": call, "where": list(site[0]) if site else None})
             raise PermissionError(errno.EACCES, "xlalint run leaves your files unchanged: this write was refused", text)
