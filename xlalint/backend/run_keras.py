@@ -1,4 +1,5 @@
-"""Capture the step Keras compiles for ``fit`` and ``evaluate``, with Keras's own ``jit_compile`` decision.
+"""Capture the step Keras compiles for ``fit``, ``evaluate``, ``train_on_batch`` and ``test_on_batch``,
+with Keras's own ``jit_compile`` decision.
 
 Keras wraps ``train_step``/``test_step`` in ``tf.function(one_step_on_data, jit_compile=...)``
 and calls it inside another ``tf.function`` that takes the data iterator. Here the function Keras
@@ -41,9 +42,10 @@ def _one_step_per_epoch(capture, model, step, made, keras_function):
     key = ("keras", id(model), step.__name__)
 
     def function(iterator):
+        if not hasattr(iterator, "get_next"):  # train_on_batch/test_on_batch: a list holding one batch
+            return capture.call(one_step, (next(iter(iterator)),), {}, key, where)
         if iterator in stepped:
             raise StopIteration  # Keras ends the epoch as if the data ran out
-        data = iterator.get_next() if hasattr(iterator, "get_next") else next(iterator)
         stepped.add(iterator)
-        return capture.call(one_step, (data,), {}, key, where)
+        return capture.call(one_step, (iterator.get_next(),), {}, key, where)
     return function
