@@ -68,7 +68,8 @@ def _check_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="xlalint",
         description="Find what keeps TensorFlow code from compiling under XLA, with the line to change.",
-        epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table. "
+        epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table; `xlalint run SCRIPT "
+        "[ARGS ...]` runs a training script up to its compiled steps and checks them there. "
         "Settings can live in pyproject.toml under [tool.xlalint]; flags override them. "
         "Exit codes: 0 nothing blocks XLA, 1 findings or files that could not be checked, 2 usage error "
         "or no file could be checked.",
