@@ -10,6 +10,7 @@ from xlalint.checks import RULES, xla402_xla_devices_flag, xla801_unused_suppres
 from xlalint.coverage import auto_jit_sites, count_ops
 from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst_source, with_jit_scope_fix
 from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
+from xlalint.notebooks import in_cells
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.saved_graphs import save_entry
@@ -87,7 +88,8 @@ def analyze(paths: list[str], options: Options) -> Report:
     for request in requests:  # once every file's findings are in: one may be reported in another's helper
         if not results[request["path"]]["error"] and not request.get("saved_model"):
             report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
-    report.findings = one_per_place(report.findings)
+    report.findings = in_cells(one_per_place(report.findings))
+    report.entries = in_cells(report.entries)
     _record_sources(report.sources, (f.path for f in report.findings))
     return report
 
@@ -139,8 +141,9 @@ def static_report(paths: list[str], options: Options) -> Report:
     suppressions = SuppressionIndex()
     report.findings = [f for f in report.findings if options.keeps(f, suppressions)]
     blocked = {(f.path, f.entry) for f in report.findings if f.severity == "error"}
-    report.entries = [replace(e, verdict="incompatible" if (e.path, e.name) in blocked else "compatible")
-                      for e in report.entries]
+    report.entries = in_cells([replace(e, verdict="incompatible" if (e.path, e.name) in blocked else "compatible")
+                               for e in report.entries])
+    report.findings = in_cells(report.findings)
     return report
 
 

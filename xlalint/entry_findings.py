@@ -122,6 +122,6 @@ def autocluster(graph: OpGraph, support, options: Options, fallback: Location) -
 
 def with_jit_scope_fix(finding: Finding) -> Finding:
     """Under auto-clustering an unsupported op can be left out: offer the narrowest jit_scope."""
-    if finding.code != "XLA001" or finding.fix or not finding.path.endswith(".py"):
+    if finding.code != "XLA001" or finding.fix or not finding.path.endswith((".py", ".ipynb")):
         return finding
     return replace(finding, fix=RULES["XLA001"].fix.to_json())

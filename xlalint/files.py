@@ -10,6 +10,7 @@ import re
 import stat
 import sys
 
+from xlalint.notebooks import NotebookError, is_notebook, read_notebook
 from xlalint.results import FileError
 
 PYTHON_RECURSION_LIMIT = 1000  # a fresh interpreter's, under which `python file.py` compiles the file
@@ -34,8 +35,8 @@ def is_env_file(path: str) -> bool:
 
 
 def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
-    """What to check: given files and SavedModel directories, and every ``.py`` file, shell script
-    and Dockerfile under other directories."""
+    """What to check: given files and SavedModel directories, and every ``.py`` file, notebook, shell
+    script and Dockerfile under other directories."""
     files, errors = [], []
     for path in paths:
         if is_saved_model(path):
@@ -43,7 +44,7 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
         elif os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                wanted = (os.path.join(root, n) for n in sorted(names) if n.endswith(".py") or is_env_file(n))
+                wanted = (os.path.join(root, n) for n in sorted(names) if n.endswith((".py", ".ipynb")) or is_env_file(n))
                 files.extend(p for p in wanted if os.path.isfile(p))  # skips broken and looping links
         elif os.path.isfile(path):
             files.append(path)
@@ -66,7 +67,14 @@ def _first_spellings(files: list[str]):
 
 def read_source(path: str) -> tuple[str | None, str | None]:
     """``(source, None)`` (without a byte-order mark), or ``(None, error)`` when the file cannot be
-    read as UTF-8 text."""
+    read as UTF-8 text. A notebook's source is its code cells as one module (xlalint.notebooks)."""
+    if is_notebook(path):
+        try:
+            return read_notebook(path).source, None
+        except NotebookError as error:
+            return None, str(error)
+        except OSError as error:
+            return None, f"cannot read the file: {error.strerror}"
     try:
         with open(path, encoding="utf-8-sig") as handle:  # a byte-order mark is fine, as for Python
             return handle.read(), None

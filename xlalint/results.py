@@ -30,6 +30,22 @@ class Finding:
     fingerprint: str | None = None  # stable across line moves (xlalint.baseline); set after analysis
     entries: tuple[str, ...] = ()  # every entry that reaches this place (``entry`` is the first); () = just entry
     related: tuple[dict, ...] = ()  # other places that explain it: ({"path", "line", "message"}, ...)
+    cell: dict | None = None  # in a notebook: {"cell", "line" (in the cell), "file_line" (of the .ipynb)}
+
+    @property
+    def where(self) -> str:
+        """``path:line:col``, or ``nb.ipynb:cell 3:2:5`` in a notebook."""
+        return place(self.path, self.line, self.cell, self.col)
+
+    @property
+    def file_line(self) -> int:
+        """The line of the file itself: in a notebook, the .ipynb line holding the cell's source line."""
+        return self.cell["file_line"] if self.cell else self.line
+
+    @property
+    def cell_prefix(self) -> str:
+        """``"cell 3, line 2: "`` in a notebook, for formats that can only point at lines of the file."""
+        return f"cell {self.cell['cell']}, line {self.cell['line']}: " if self.cell else ""
 
     @property
     def all_entries(self) -> tuple[str, ...]:
@@ -37,6 +53,12 @@ class Finding:
 
     def to_json(self) -> dict:
         return {**asdict(self), "entries": list(self.all_entries), "related": [dict(r) for r in self.related]}
+
+
+def place(path: str, line: int, cell: dict | None = None, col: int | None = None) -> str:
+    """``path:line[:col]``; in a notebook ``path:cell N:line[:col]``, the line counted in the cell."""
+    where = f"{path}:cell {cell['cell']}:{cell['line']}" if cell else f"{path}:{line}"
+    return where if col is None else f"{where}:{col}"
 
 
 def one_per_place(findings: list[Finding]) -> list[Finding]:
@@ -68,6 +90,11 @@ class Entry:
     autocluster: dict | None = None  # with --mode autocluster: the predicted clusters
     ops: int | None = None  # ops that do work in its graph (xlalint.coverage.count_ops); None: not traced
     jit_compile: bool | None = None  # its tf.function's jit_compile setting, as traced
+    cell: dict | None = None  # in a notebook: as Finding.cell
+
+    @property
+    def where(self) -> str:
+        return place(self.path, self.line, self.cell)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -17,6 +17,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from xlalint.files import read_source
+
 COMMENT = re.compile(r"#\s*xlalint:\s*(ignore-file|ignore)\b(?:\[([A-Za-z0-9_, ]*)\])?")
 ALL = ("",)  # the empty prefix matches every code
 
@@ -89,11 +91,8 @@ class SuppressionIndex:
     def _get(self, path: str) -> FileSuppressions:
         path = os.path.abspath(path)
         if path not in self._files:
-            try:
-                with open(path, encoding="utf-8-sig") as handle:  # as Python reads a byte-order mark
-                    self._files[path] = parse(handle.read())
-            except (OSError, UnicodeDecodeError):
-                self._files[path] = FileSuppressions()
+            source, _ = read_source(path)  # a notebook's code cells, as one module
+            self._files[path] = parse(source) if source is not None else FileSuppressions()
         return self._files[path]
 
     def suppressed(self, path: str, line: int, code: str) -> bool:

@@ -9,8 +9,10 @@ the file's result to the request's result path; the user's prints go to its log.
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.util
 import json
+import linecache
 import os
 import signal
 import sys
@@ -18,6 +20,8 @@ import time
 import traceback
 
 from xlalint.backend.frames import is_user_file
+from xlalint.files import read_source
+from xlalint.notebooks import is_notebook, place_of
 from xlalint.specs import parse_spec
 from xlalint.wire import entry_record
 
@@ -41,14 +45,34 @@ def _send(channel, message: dict) -> None:
 def _where(error: BaseException, path: str) -> str:
     """``" (line N)"`` for the innermost frame of the user's file in a traceback."""
     lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == path]
-    return f" (line {lines[-1]})" if lines else ""
+    if not lines:
+        return ""
+    cell = place_of(path, lines[-1])
+    return f" (cell {cell['cell']}, line {cell['line']})" if cell else f" (line {lines[-1]})"
 
 
-def _import_user_module(path: str):
+class _NotebookLoader(importlib.abc.SourceLoader):
+    """Imports a notebook as its module (xlalint.notebooks); frames and tracebacks name the notebook."""
+
+    def __init__(self, path: str, source: str):
+        self.path, self.source = path, source
+        # inspect (AutoGraph, discovery) reads source lines through linecache, which would read the JSON:
+        # an entry without a modification time is kept as it is.
+        linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+
+    def get_filename(self, fullname: str) -> str:
+        return self.path
+
+    def get_data(self, path: str) -> bytes:
+        return self.source.encode("utf-8")
+
+
+def _import_user_module(path: str, source: str):
     directory, filename = os.path.split(path)
     stem = os.path.splitext(filename)[0]
     name = stem if stem.isidentifier() and stem not in sys.modules else f"_xlalint_user_{abs(hash(path))}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    loader = _NotebookLoader(path, source) if is_notebook(path) else None
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, directory)
     sys.modules[name] = module
@@ -148,9 +172,11 @@ def _check_file(request: dict, recorder) -> dict:
             result["error"] = f"loading the SavedModel failed: {type(error).__name__}: {_first_line(error)}"
         return result
     try:
-        with open(path, encoding="utf-8-sig") as handle:  # a byte-order mark, as Python's import reads it
-            source = handle.read()
-        module = _import_user_module(path)
+        source, error = read_source(path)  # without a byte-order mark, as Python's import reads it
+        if error:
+            result["error"] = error
+            return result
+        module = _import_user_module(path, source)
     except SystemExit as error:
         result["error"] = f"the module called sys.exit({error.code!r}) while being imported{_where(error, path)}"
         return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 import tempfile
@@ -15,6 +16,7 @@ from xlalint.files import display_path, is_env_file
 from xlalint.fixes.edits import AUTO_JIT_FLAG, DEVICES_FLAG, FixTransformer
 from xlalint.fixes.guard import CHANGED, Guard
 from xlalint.fixes.source import Source, unified_diff
+from xlalint.notebooks import is_notebook, parse_notebook, rewrite
 from xlalint.results import Finding
 
 
@@ -39,19 +41,29 @@ def _fix_text_file(old: str, findings: list[Finding]) -> tuple[str, list[Finding
 
 def edit(path: str, data: bytes, findings: list[Finding]) -> tuple[bytes, list[Finding]]:
     """``(new bytes, findings fixed)``; raises ValueError if the result would not parse."""
+    if is_notebook(path):  # the edits of its module, written into the source strings of the edited lines
+        bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+        text = data.decode("utf-8-sig")
+        new, fixed = _fix_python(path, parse_notebook(text).source, findings)
+        return bom + rewrite(text, new).encode("utf-8"), fixed
     source = Source.decode(data)
     if not path.endswith(".py") and is_env_file(path):
         new, fixed = _fix_text_file(source.text, findings)
         return source.encode(new), fixed
+    new, fixed = _fix_python(path, source.text, findings)
+    return source.encode(new), fixed
+
+
+def _fix_python(path: str, text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
+    """``(new text, findings fixed)`` of Python source; raises ValueError if the result would not parse."""
     requests = {(f.fix["kind"], f.line) for f in findings}
     transformer = FixTransformer(requests)
-    new = MetadataWrapper(cst.parse_module(source.text)).visit(transformer).code
+    new = MetadataWrapper(cst.parse_module(text)).visit(transformer).code
     try:
         compile(new, path, "exec")
     except SyntaxError as error:
         raise ValueError(f"the fixed source would not parse ({error.msg} at line {error.lineno})") from error
-    fixed = [f for f in findings if (f.fix["kind"], f.line) in transformer.done]
-    return source.encode(new), fixed
+    return new, [f for f in findings if (f.fix["kind"], f.line) in transformer.done]
 
 
 def apply_to_file(path: str, findings: list[Finding]) -> tuple[bytes, bytes, list[Finding]]:

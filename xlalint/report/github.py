@@ -18,9 +18,10 @@ def _escape_property(text: str) -> str:
 def emit(report: Report) -> str:
     lines = []
     for f in sorted(report.findings, key=lambda f: (f.path, f.line, f.col, f.code)):
-        props = (f"file={_escape_property(f.path)},line={f.line},col={f.col},"
+        column = "" if f.cell else f"col={f.col},"  # a notebook's line is a line of its JSON: no column
+        props = (f"file={_escape_property(f.path)},line={f.file_line},{column}"
                  f"title={_escape_property(f'{f.code} {f.name}')}")
-        lines.append(f"::{LEVEL[f.severity]} {props}::{_escape_data(f'{f.message}. {f.hint}')}")
+        lines.append(f"::{LEVEL[f.severity]} {props}::{_escape_data(f'{f.cell_prefix}{f.message}. {f.hint}')}")
     for e in report.errors:
         lines.append(f"::error file={_escape_property(e.path)},title=xlalint::{_escape_data(e.message)}")
     for e in report.entries:

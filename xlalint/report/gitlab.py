@@ -36,7 +36,7 @@ def emit(report: Report) -> str:
     issues = []
     for f in sorted(report.findings, key=lambda f: (f.path, f.line, f.col, f.code)):
         path = _path(f.path, root)
-        issues.append(_issue(f.code, f"{f.code} {f.message}. {f.hint}", SEVERITY[f.severity], path, f.line,
+        issues.append(_issue(f.code, f"{f.code} {f.cell_prefix}{f.message}. {f.hint}", SEVERITY[f.severity], path, f.file_line,
                              f.fingerprint or _digest(f.code, path, f.line, f.col, f.message)))
     for e in report.errors:
         path = _path(e.path, root)

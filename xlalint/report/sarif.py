@@ -81,18 +81,20 @@ def _result(f: Finding, index: dict, root: Path, state: str | None) -> dict:
         "ruleId": f.code,
         "ruleIndex": index[f.code],
         "level": LEVEL[f.severity],
-        "message": {"text": f"{f.message}. {f.hint}"},
+        "message": {"text": f"{f.cell_prefix}{f.message}. {f.hint}"},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": artifact(f.path, root),
-                "region": {"startLine": f.line, "startColumn": f.col},
+                # in a notebook: the line of the .ipynb file that holds the cell's line (no column there)
+                "region": {"startLine": f.file_line} if f.cell else {"startLine": f.line, "startColumn": f.col},
             },
             "logicalLocations": [{"name": name, "kind": "function"} for name in f.all_entries],
         }],
     }
     if f.related:
         result["relatedLocations"] = [
-            {"id": i, "physicalLocation": {"artifactLocation": artifact(r["path"], root), "region": {"startLine": r["line"]}},
+            {"id": i, "physicalLocation": {"artifactLocation": artifact(r["path"], root),
+                                           "region": {"startLine": r["cell"]["file_line"] if r.get("cell") else r["line"]}},
              "message": {"text": r["message"]}}
             for i, r in enumerate(f.related, 1)]
     if f.fingerprint:

@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 from xlalint.baseline import summary_lines as baseline_lines
 from xlalint.coverage import summary_lines as coverage_lines
-from xlalint.results import Report
+from xlalint.results import Report, place
 
 COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
 
@@ -26,15 +26,15 @@ def emit(report: Report, color: bool = False) -> str:
         out.append(_paint(path, "path", color))
         for f in findings:
             tag = _paint(f"{f.code} [{f.severity}]", f.severity, color)
-            out.append(f"  {f.path}:{f.line}:{f.col}: {tag} {f.message}  ({', '.join(f.all_entries)})")
-            out.extend(f"      related: {r['path']}:{r['line']}: {r['message']}" for r in f.related)
+            out.append(f"  {f.where}: {tag} {f.message}  ({', '.join(f.all_entries)})")
+            out.extend(f"      related: {place(r['path'], r['line'], r.get('cell'))}: {r['message']}" for r in f.related)
             out.append(_paint(f"      hint: {f.hint}", "hint", color))
         out.append("")
     for error in report.errors:
         out.append(f"{error.path}: error: {error.message}")
     for entry in report.entries:
         if entry.verdict == "unknown":
-            out.append(f"{entry.path}:{entry.line}: `{entry.name}` not checked: {entry.error}")
+            out.append(f"{entry.where}: `{entry.name}` not checked: {entry.error}")
     if report.errors or any(e.verdict == "unknown" for e in report.entries):
         out.append("")
     for e in report.entries:
