@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from xlalint import __version__
+from xlalint.files import read_source
+from xlalint.notebooks import is_notebook
 from xlalint.results import Finding
 
 FORMAT = 1  # the baseline file's "version"
@@ -37,6 +39,8 @@ class BaselineOutcome:
 
 
 def _line_text(path: str, line: int, cache: dict) -> str:
+    if path not in cache and is_notebook(path):  # the line of its module, as findings count them
+        cache[path] = (read_source(path)[0] or "").splitlines()
     if path not in cache:
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:

@@ -180,7 +180,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
         max_memory=_first(args.max_memory, config.max_memory, Options.max_memory),
         select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
         per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
-        root=str(config.root), skip_untraceable=args.skip_untraceable,
+        root=str(config.root), exclude=tuple(config.exclude), skip_untraceable=args.skip_untraceable,
         progress=progress_for(sys.stderr, args.quiet), verify=args.verify,
         cache_dir=None if args.no_cache else _cache_directory(args),
         cache_max_mb=_first(args.cache_max_mb, config.cache_max_mb, DEFAULT_MAX_MB),

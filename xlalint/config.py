@@ -20,7 +20,7 @@ from xlalint.settings import DEVICES, MODES
 from xlalint.specs import SpecError, parse_spec
 
 KEYS = ("device", "mode", "timeout", "max-memory", "cache-max-mb", "select", "ignore", "per-file-ignores",
-        "entries", "specs", "baseline", "min-coverage")
+        "exclude", "entries", "specs", "baseline", "min-coverage")
 
 
 class ConfigError(ValueError):
@@ -38,6 +38,7 @@ class Config:
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)  # globs of files not to check, relative to the config file
     entries: list[str] = field(default_factory=list)  # "path::name", relative to the config file
     specs: dict[str, list[str]] = field(default_factory=dict)  # "path::name" -> specs
     baseline: str | None = None  # baseline file, relative to the config file
@@ -114,7 +115,7 @@ def load_config(path: Path | None) -> Config:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
                 raise ConfigError(f"{where}: `min-coverage` must be a percentage from 0 to 100")
             config.min_coverage = float(value)
-        elif key in ("select", "ignore", "entries"):
+        elif key in ("select", "ignore", "entries", "exclude"):
             setattr(config, key, _string_list(where, key, value))
         elif key == "per-file-ignores":
             if not isinstance(value, dict):

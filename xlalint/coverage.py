@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from xlalint.files import display_path
+from xlalint.files import display_path, read_source
+from xlalint.notebooks import place_of
 from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
-from xlalint.results import Entry, Report
+from xlalint.results import Entry, Report, place
 
 # Arguments, constants and pass-throughs do no work; call and control-flow ops only hold
 # functions whose own ops are counted.
@@ -33,16 +34,14 @@ def auto_jit_sites(files: list[str]) -> list[str]:
     """``path:line`` of each line in ``files`` that turns auto-clustering on (comments skipped)."""
     sites = []
     for path in files:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, UnicodeDecodeError):
+        text, error = read_source(path)  # a notebook's code cells, as one module
+        if error:
             continue  # its own error is reported by the analysis
         if "set_jit" not in text and "tf_xla_auto_jit" not in text:
             continue
         for number, line in enumerate(text.splitlines(), 1):
             if not line.lstrip().startswith("#") and AUTO_JIT.search(line.split(" #", 1)[0]):
-                sites.append(f"{display_path(path)}:{number}")
+                sites.append(place(display_path(path), number, place_of(path, number)))
     return sites
 
 

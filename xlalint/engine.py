@@ -30,7 +30,7 @@ NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, d
 def analyze(paths: list[str], options: Options) -> Report:
     """Check ``paths``; per-file problems become ``report.errors``, never exceptions."""
     report = Report(device=options.device)
-    files, report.errors = collect_files(paths)
+    files, report.errors = collect_files(paths, options.excluded)
     _record_sources(report.sources, files)
     report.auto_jit = auto_jit_sites(files)
     explicit = set() if options.skip_untraceable else (
@@ -132,9 +132,9 @@ def static_report(paths: list[str], options: Options) -> Report:
     from xlalint.static import run_static
 
     sources: dict[str, str] = {}
-    files = collect_files(paths)[0]
+    files = collect_files(paths, options.excluded)[0]
     _record_sources(sources, files)
-    report = run_static(paths, options.device)
+    report = run_static(paths, options.device, options.excluded)
     report.auto_jit = auto_jit_sites(files)
     _record_sources(sources, (f.path for f in report.findings))
     report.sources = sources

@@ -11,6 +11,7 @@ from xlalint.checks import RULES, Context, run_checks
 from xlalint.checks import xla403_enable_jit_compile, xla901_missed_blocker, xla902_false_blocker
 from xlalint.files import display_path, read_source
 from xlalint.fixes.split import split_suggestion
+from xlalint.notebooks import place_of
 from xlalint.opgraph import OpGraph
 from xlalint.results import Finding
 from xlalint.settings import Options
@@ -91,7 +92,9 @@ def _with_split_suggestion(findings: list[Finding], path: str, def_line: int) ->
     blockers = {f.line for f in findings if f.severity == "error" and f.path == here}
     source = libcst_source(path) if blockers else None
     try:
-        suggestion = split_suggestion(source, def_line, blockers) if source else None
+        cell = place_of(path, def_line)  # in a notebook, the lines of the function's cell are named
+        suggestion = split_suggestion(source, def_line, blockers, def_line - cell["line"] if cell else 0) \
+            if source else None
     except RecursionError:  # nested calls: libcst's copy of the tree follows fewer levels than its scan
         suggestion = None
     if not suggestion:

@@ -34,9 +34,9 @@ def is_env_file(path: str) -> bool:
     return bool(ENV_FILE.match(os.path.basename(path)))
 
 
-def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
+def collect_files(paths: list[str], excluded=None) -> tuple[list[str], list[FileError]]:
     """What to check: given files and SavedModel directories, and every ``.py`` file, notebook, shell
-    script and Dockerfile under other directories."""
+    script and Dockerfile under other directories; none for which ``excluded(path)`` is true."""
     files, errors = [], []
     for path in paths:
         if is_saved_model(path):
@@ -52,7 +52,7 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[FileError]]:
             errors.append(FileError(display_path(path), "broken or looping symbolic link"))
         else:
             errors.append(FileError(display_path(path), "no such file or directory"))
-    return list(_first_spellings(files)), errors
+    return [f for f in _first_spellings(files) if not (excluded and excluded(f))], errors
 
 
 def _first_spellings(files: list[str]):

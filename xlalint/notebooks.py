@@ -91,11 +91,13 @@ def _as_python(lines: list[str]) -> list[str]:
 
 
 def _without_line_magics(bodies: list[str]) -> list[str]:
-    out, continued = [], False
+    out, continued, indent = [], False, ""
     for body in bodies:
+        if not continued:
+            indent = body[:len(body) - len(body.lstrip())]  # continuation lines take the magic's own
         magic = continued or bool(_LINE_MAGIC.match(body) or _HELP.match(body))
         continued = magic and body.endswith("\\")
-        out.append(body[:len(body) - len(body.lstrip())] + MAGIC if magic else body)
+        out.append(indent + MAGIC if magic else body)
     return out
 
 

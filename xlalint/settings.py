@@ -39,7 +39,8 @@ class Options:
     only_named: set[str] = field(default_factory=set)  # files given only as FILE::NAME: no discovery
     save_graphs: str | None = None  # directory for each traced entry's op graph (JSON)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob (from root) -> code prefixes
-    root: str = "."  # where per-file-ignores globs start (the config file's directory)
+    root: str = "."  # where per-file-ignores and exclude globs start (the config file's directory)
+    exclude: tuple[str, ...] = ()  # globs (from root) of files not to check, e.g. "*.ipynb"
     skip_untraceable: bool = False  # named files without TensorFlow or entry points are skipped quietly
     progress: Callable[[str], None] | None = None  # told each file as tracing starts
     verify: str | None = None  # one of VERIFY_DEVICES: also compile and run each entry there
@@ -47,6 +48,10 @@ class Options:
     cache_max_mb: int = DEFAULT_MAX_MB  # least recently used results go beyond this; 0: no limit
     jobs: int = 1  # tracing workers run in parallel
     mode: str = "jit"  # "autocluster": also predict TensorFlow's auto-clustering per entry
+
+    def excluded(self, path: str) -> bool:
+        rel = os.path.relpath(os.path.abspath(path), self.root)
+        return any(fnmatch.fnmatch(rel, glob) for glob in self.exclude)
 
     def ignored(self, path: str, code: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)

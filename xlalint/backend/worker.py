@@ -285,6 +285,8 @@ def main() -> None:
             _send(channel, {"type": "start", "path": request["path"], "pid": os.getpid()})
             _check_in_this_process(request, recorder)
             return
+        if is_notebook(request["path"]):
+            import nbformat  # noqa: F401 - imported here once (seconds), not in each notebook's child
         _send(channel, {"type": "exit", "path": request["path"], "code": _fork_check(request, recorder, channel)})
 
 

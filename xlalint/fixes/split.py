@@ -31,8 +31,9 @@ def _lines(first: int, last: int) -> str:
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
-def split_suggestion(source: str, def_line: int, blocker_lines: set[int]) -> str | None:
-    """"keep lines 8-9 compiled, run line 10 without XLA, ..." or None when no split helps."""
+def split_suggestion(source: str, def_line: int, blocker_lines: set[int], shift: int = 0) -> str | None:
+    """"keep lines 8-9 compiled, run line 10 without XLA, ..." or None when no split helps; the lines
+    named are ``shift`` less than the source's (a notebook names the lines of the function's cell)."""
     visitor = _BodyRanges(def_line)
     try:
         MetadataWrapper(cst.parse_module(source)).visit(visitor)
@@ -49,6 +50,6 @@ def split_suggestion(source: str, def_line: int, blocker_lines: set[int]) -> str
             runs.append([blocked, first, last])
     if all(blocked for blocked, _, _ in runs):
         return None  # every statement holds a blocker: drop jit_compile instead
-    parts = [f"{'run' if blocked else 'keep'} {_lines(first, last)} "
+    parts = [f"{'run' if blocked else 'keep'} {_lines(first - shift, last - shift)} "
              f"{'without XLA' if blocked else 'compiled'}" for blocked, first, last in runs]
     return "split the function: " + ", then ".join(parts)

@@ -47,10 +47,11 @@ def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list
     return entries, scan.findings, []
 
 
-def run_static(paths: list[str], device: str = "gpu") -> Report:
-    """Check ``paths`` by API name; unreadable and unparsable files become ``report.errors``."""
+def run_static(paths: list[str], device: str = "gpu", excluded=None) -> Report:
+    """Check ``paths`` (but none ``excluded(path)`` names) by API name; unreadable and unparsable files
+    become ``report.errors``."""
     report = Report(device=device, tensorflow=load_table()["tensorflow"])
-    files, report.errors = collect_files(paths)
+    files, report.errors = collect_files(paths, excluded)
     workers = min(os.cpu_count() or 1, 8)
     if len(files) >= PARALLEL_FROM and workers > 1:
         with ProcessPoolExecutor(workers) as pool:

@@ -1,0 +1,238 @@
+"""Jupyter notebooks in every mode: cells joined into one module, findings at cell and line, fixes that
+change only the edited source strings, and a per-file error for each kind of bad notebook."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import nbformat
+import pytest
+
+from conftest import REPO, run_json, run_without_tf
+from xlalint.config import load_config
+from xlalint.engine import static_report
+from xlalint.files import display_path
+from xlalint.fixes import Guard, fix_files
+from xlalint.notebooks import MAGIC, NotebookError, parse_notebook, rewrite
+from xlalint.report import EMITTERS
+from xlalint.settings import Options
+
+NOTEBOOKS = REPO / "fixtures/notebooks"
+BLOCKER = NOTEBOOKS / "blocker_in_cell3.ipynb"
+BLOCKER_LINE = '    noisy = tf.numpy_function(lambda a: a + np.float32(0.1), [batch], tf.float32)'
+BAD = {
+    "not_json.ipynb": "not a notebook: the file is not valid JSON",
+    "nbformat3.ipynb": "nbformat 3 is not supported",
+    "syntax_error.ipynb": "syntax error in cell 3 at line 2: '(' was never closed",
+    "empty.ipynb": "empty notebook: no code cell has Python code",
+}
+
+
+def _file_line(path, text: str) -> int:
+    """The line of the .ipynb file whose JSON string holds ``text``."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if json.dumps(text)[1:-1] in line)
+
+
+def _blocker(findings: list[dict]) -> dict:
+    return next(f for f in findings if f["code"] == "XLA001" and f["path"].endswith(BLOCKER.name))
+
+
+# --- the module a notebook becomes ---------------------------------------------------------------------
+
+def test_code_cells_become_one_module_and_lines_map_back():
+    module = parse_notebook(BLOCKER.read_text())
+    lines = module.source.splitlines()
+    assert [c.number for c in module.cells] == [2, 3, 5, 6]  # markdown cells count, as in ruff
+    line = lines.index(BLOCKER_LINE) + 1
+    assert module.place(line) == {"cell": 3, "line": 3, "file_line": _file_line(BLOCKER, BLOCKER_LINE + "\n")}
+    original = [line for cell in nbformat.read(BLOCKER, 4).cells if cell.cell_type == "code"
+                for line in cell.source.splitlines()]
+    assert len(lines) == len(original)  # every line kept, so every position maps back
+
+
+def test_magics_and_shell_lines_keep_their_lines_out_of_the_python():
+    module = parse_notebook(BLOCKER.read_text())
+    code = {c.number: c.code for c in module.cells}
+    assert code[2][:2] == (MAGIC, MAGIC)  # %matplotlib inline, !pip install
+    assert code[5] == (MAGIC,) * 3  # a %%bash cell is not Python
+    assert code[6] == (MAGIC, "batch = tf.ones([8, 4])", MAGIC, "print(batch.shape)")  # x = !ls, obj?
+    timed = _notebook(["%%time\nx = 1\n!echo a \\\n  b\nif x:\n    %pwd"])
+    assert parse_notebook(timed).cells[0].code == (MAGIC, "x = 1", MAGIC, MAGIC, "if x:", "    " + MAGIC)
+
+
+def _notebook(sources: list[str], indent=1) -> str:
+    cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+              "source": s.splitlines(True)} for i, s in enumerate(sources)]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=indent) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_notebooks_are_errors_of_their_own_file(name):
+    with pytest.raises(NotebookError, match=BAD[name].replace("(", r"\(")):
+        parse_notebook((NOTEBOOKS / "broken" / name).read_text())
+
+
+def _static(*paths, **settings) -> dict:
+    """``--static`` on ``paths``, as its JSON output."""
+    return json.loads(EMITTERS["json"](_static_report(*paths, **settings)))
+
+
+def _static_report(*paths, **settings):
+    return static_report([str(p) for p in paths], Options(**settings))
+
+
+def test_static_mode_reports_each_bad_notebook_and_goes_on():
+    report = _static(NOTEBOOKS / "broken", BLOCKER)
+    errors = {e["path"].rsplit("/", 1)[1]: e["message"] for e in report["errors"]}
+    assert set(errors) == set(BAD) and all(errors[name].startswith(BAD[name]) for name in BAD)
+    assert _blocker(report["findings"])["cell"]["cell"] == 3
+
+
+# --- positions in every output format ------------------------------------------------------------------
+
+def test_static_mode_finds_the_blocker_at_its_cell_and_line():
+    found = _blocker(_static(BLOCKER)["findings"])
+    module = parse_notebook(BLOCKER.read_text()).source.splitlines()
+    assert found["line"] == module.index(BLOCKER_LINE) + 1  # the line of the joined module
+    assert found["cell"] == {"cell": 3, "line": 3, "file_line": _file_line(BLOCKER, BLOCKER_LINE + "\n")}
+    assert found["col"] == BLOCKER_LINE.index("tf.numpy_function") + 1
+    for format in ("text", "concise"):
+        assert f"{display_path(str(BLOCKER))}:cell 3:3:13: XLA001" in EMITTERS[format](_static_report(BLOCKER))
+
+
+def test_the_command_line_shows_cell_positions():
+    done = run_without_tf("--static", str(BLOCKER.relative_to(REPO)))
+    assert "fixtures/notebooks/blocker_in_cell3.ipynb:cell 3:3:13: XLA001" in done.stdout and done.returncode == 1
+
+
+def test_github_and_sarif_point_at_the_line_of_the_notebook_file():
+    file_line = _file_line(BLOCKER, BLOCKER_LINE + "\n")
+    github = EMITTERS["github"](_static_report(BLOCKER))
+    assert f"file={display_path(str(BLOCKER))},line={file_line},title=XLA001" in github
+    assert "::cell 3, line 3: `tf.numpy_function`" in github
+    result = json.loads(EMITTERS["sarif"](_static_report(BLOCKER)))["runs"][0]["results"][0]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": file_line}
+    assert result["message"]["text"].startswith("cell 3, line 3: ")
+
+
+# --- suppressions --------------------------------------------------------------------------------------
+
+def test_suppression_comments_in_cells_work_as_in_files(tmp_path):
+    suppressed = NOTEBOOKS / "suppressed.ipynb"
+    assert _static(suppressed)["findings"] == []
+    bare = tmp_path / "bare.ipynb"
+    bare.write_text(suppressed.read_text().replace("  # xlalint: ignore[XLA001]", ""))
+    found = _static(bare)["findings"]
+    assert [(f["code"], f["cell"]["cell"], f["cell"]["line"]) for f in found] == [("XLA001", 3, 3)]
+
+
+# --- fixes ---------------------------------------------------------------------------------------------
+
+def _changed_lines(old: bytes, new: bytes) -> list[tuple[str, str]]:
+    a, b = old.decode().split("\n"), new.decode().split("\n")
+    assert len(a) == len(b)
+    return [(x, y) for x, y in zip(a, b) if x != y]
+
+
+@pytest.mark.parametrize("indent", [1, 2])
+def test_fix_changes_only_the_source_strings_it_edits(tmp_path, indent):
+    original = NOTEBOOKS / "old_keyword.ipynb"
+    notebook = tmp_path / original.name
+    text = original.read_text()
+    if indent == 2:  # as Colab and the TensorFlow docs formatter write: indent 2, no final newline
+        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    notebook.write_text(text)
+    before = notebook.read_bytes()
+    report = _static_report(notebook)
+    shown, = fix_files(report.findings, unsafe=False, write=False, guard=Guard(sources=report.sources))
+    assert notebook.read_bytes() == before and b'"@tf.function(jit_compile=True)\\n",' in shown.diff
+    written, = fix_files(report.findings, unsafe=False, write=True, guard=Guard(sources=report.sources))
+    after = notebook.read_bytes()
+    assert written.diff == shown.diff and len(written.fixed) == 2
+    pad = " " * 4 * indent
+    assert _changed_lines(before, after) == [
+        (pad + '"@tf.function(experimental_compile=True)\\n",', pad + '"@tf.function(jit_compile=True)\\n",'),
+        (pad + '"    experimental_compile=True,\\n",', pad + '"    jit_compile=True,\\n",')]
+    assert after.endswith(b"}\n") == (indent == 1)  # the final newline, or none, stays
+    old, new = nbformat.reads(before.decode(), 4), nbformat.reads(after.decode(), 4)
+    for a, b in zip(old.cells, new.cells):
+        assert {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
+        assert b.source == (a.source.replace("experimental_compile", "jit_compile") if a.cell_type == "code"
+                            else a.source)  # the markdown cell names it too, and stays
+    assert _static(notebook)["findings"] == []
+
+
+def test_a_notebook_changed_since_its_analysis_is_left_alone(tmp_path):
+    notebook = tmp_path / "old_keyword.ipynb"
+    shutil.copy(NOTEBOOKS / notebook.name, notebook)
+    report = _static_report(notebook)
+    notebook.write_text(notebook.read_text().replace('"metadata": {}', '"metadata": {"edited": true}', 1))
+    changed = notebook.read_bytes()
+    outcome, = fix_files(report.findings, unsafe=False, write=True, guard=Guard(sources=report.sources))
+    assert outcome.error and "changed since it was analysed" in outcome.error and notebook.read_bytes() == changed
+
+
+def test_rewrite_inserts_lines_in_the_cell_and_refuses_edits_of_magics():
+    text = _notebook(["import tensorflow as tf\n%load_ext foo", "x = 1\ny = 2"], indent=2)
+    source = parse_notebook(text).source
+    edited = rewrite(text, source.replace("x = 1\n", "with scope():\n    x = 1\n"))
+    # as if written so: the new line is a string of its own, in the file's own layout
+    assert edited == _notebook(["import tensorflow as tf\n%load_ext foo", "with scope():\n    x = 1\ny = 2"], indent=2)
+    with pytest.raises(NotebookError, match="magic"):
+        rewrite(text, source.replace(MAGIC, "pass"))
+
+
+# --- discovery and configuration -----------------------------------------------------------------------
+
+def test_directory_runs_pick_up_notebooks_that_use_tensorflow_and_config_can_exclude_them(tmp_path):
+    shutil.copy(BLOCKER, tmp_path / "tutorial.ipynb")
+    (tmp_path / "prose.ipynb").write_text(_notebook(["print('no TensorFlow here')"]))
+    report = _static(tmp_path)
+    assert {f["path"].rsplit("/", 1)[1] for f in report["findings"]} == {"tutorial.ipynb"}
+    assert report["errors"] == []
+    (tmp_path / "pyproject.toml").write_text('[tool.xlalint]\nexclude = ["*.ipynb"]\n')
+    config = load_config(tmp_path / "pyproject.toml")
+    report = _static(tmp_path, exclude=tuple(config.exclude), root=str(config.root))
+    assert report["findings"] == [] and report["entries"] == []
+
+
+def test_pre_commit_hooks_take_notebooks():
+    import yaml
+
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert all(h["types_or"] == ["python", "jupyter"] for h in hooks)
+
+
+# --- full mode: one traced run shared by the tests below -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def traced():
+    return run_json("--no-cache", "--device", "cpu", str(BLOCKER), str(NOTEBOOKS / "clean.ipynb"),
+                    str(NOTEBOOKS / "suppressed.ipynb"), str(NOTEBOOKS / "broken/syntax_error.ipynb"))
+
+
+def _of(report: dict, name: str, key: str) -> list[dict]:
+    return [item for item in report[key] if item["path"].endswith(name)]
+
+
+def test_full_mode_finds_the_blocker_at_its_cell_and_line(traced):
+    report, code = traced
+    found = _blocker(report["findings"])
+    assert found["cell"]["cell"] == 3 and found["cell"]["line"] == 3 and code == 1
+    assert found["col"] == BLOCKER_LINE.index("tf.numpy_function") + 1
+    assert "run line 3 without XLA, then keep line 4 compiled" in found["hint"]  # lines of the cell
+    assert [e["verdict"] for e in _of(report, BLOCKER.name, "entries")] == ["incompatible"]
+
+
+def test_full_mode_passes_a_clean_notebook_and_honours_suppressions(traced):
+    report, _ = traced
+    assert [e["verdict"] for e in _of(report, "clean.ipynb", "entries")] == ["compatible"]
+    assert _of(report, "clean.ipynb", "findings") == []
+    assert {e["name"] for e in _of(report, "suppressed.ipynb", "entries")} == {"logged", "doubled"}
+    assert _of(report, "suppressed.ipynb", "findings") == []  # XLA001 and XLA403 hidden, neither stale
+
+
+def test_full_mode_names_the_cell_of_a_syntax_error(traced):
+    report, _ = traced
+    assert [e["message"] for e in _of(report, "syntax_error.ipynb", "errors")] == [BAD["syntax_error.ipynb"]]
