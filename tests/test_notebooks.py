@@ -181,6 +181,9 @@ def test_rewrite_inserts_lines_in_the_cell_and_refuses_edits_of_magics():
     assert edited == _notebook(["import tensorflow as tf\n%load_ext foo", "with scope():\n    x = 1\ny = 2"], indent=2)
     with pytest.raises(NotebookError, match="magic"):
         rewrite(text, source.replace(MAGIC, "pass"))
+    text = _notebook(["a = 1\nb = 2", "c = 3\nd = 4"])  # edits of the last line of a cell and the first of the next
+    edited = rewrite(text, parse_notebook(text).source.replace("b = 2\nc = 3", "b = 20\nc = 30"))
+    assert edited == _notebook(["a = 1\nb = 20", "c = 30\nd = 4"])
 
 
 # --- discovery and configuration -----------------------------------------------------------------------

@@ -273,7 +273,7 @@ def rewrite(text: str, new_source: str) -> str:
     """The notebook ``text`` with ``new_source`` (an edit of its module) written into its cells: only the
     JSON strings of changed lines are replaced; raises ``NotebookError`` for an edit of a magic line or
     one that spans cells."""
-    from xlalint.fixes.source import _blocks
+    from xlalint.fixes.source import changed_blocks
 
     notebook = parse_notebook(text)
     old = [line for cell in notebook.cells for line in cell.code]
@@ -283,11 +283,16 @@ def rewrite(text: str, new_source: str) -> str:
     owner = [cell for cell in notebook.cells for _ in cell.code]
     parts: dict[int, list[str]] = {cell.number: [] for cell in notebook.cells}
     by_number = {cell.number: cell for cell in notebook.cells}
-    for i1, i2, j1, j2 in _blocks(old, new):
-        if old[i1:i2] == new[j1:j2]:
-            for i in range(i1, i2):
+    for i1, i2, j1, j2 in changed_blocks(old, new):
+        if old[i1:i2] == new[j1:j2] or i2 - i1 == j2 - j1 > 1:  # (line-for-line edits: one line at a time)
+            for i, j in zip(range(i1, i2), range(j1, j2)):
                 cell = owner[i]
-                parts[cell.number].append(cell.lines[i - cell.first + 1])
+                if old[i] == new[j]:
+                    parts[cell.number].append(cell.lines[i - cell.first + 1])
+                elif _is_magic(cell, i):
+                    raise NotebookError("an edit would change a magic or shell line")
+                else:
+                    parts[cell.number].append(new[j] + "\n")
             continue
         cells = {owner[i].number for i in range(i1, i2)} or {_insertion_cell(owner, i1)}
         if len(cells) > 1:

@@ -43,7 +43,7 @@ class Source:
             new.pop(), ends.pop()
         default = next((end for end in self.endings if end), "\n")
         out = []
-        for i1, i2, j1, j2 in _blocks(self.bodies, new):
+        for i1, i2, j1, j2 in changed_blocks(self.bodies, new):
             for k in range(j2 - j1):
                 old = i1 + min(k, i2 - i1 - 1) if i2 > i1 else i1 - 1
                 end = self.endings[old] if old >= 0 and self.endings[old] else default
@@ -51,7 +51,7 @@ class Source:
         return "".join(out).encode(self.encoding)
 
 
-def _blocks(old: list[str], new: list[str]):
+def changed_blocks(old: list[str], new: list[str]):
     """``(i1, i2, j1, j2)``: old[i1:i2] became new[j1:j2]. The common head and tail are matched
     first, so a single edit is placed exactly even among repeated lines (blank ones, say)."""
     limit = min(len(old), len(new))
