@@ -212,7 +212,8 @@ def test_pre_commit_hooks_take_notebooks():
 @pytest.fixture(scope="module")
 def traced():
     return run_json("--no-cache", "--device", "cpu", str(BLOCKER), str(NOTEBOOKS / "clean.ipynb"),
-                    str(NOTEBOOKS / "suppressed.ipynb"), str(NOTEBOOKS / "broken/syntax_error.ipynb"))
+                    str(NOTEBOOKS / "suppressed.ipynb"), str(NOTEBOOKS / "broken/syntax_error.ipynb"),
+                    str(NOTEBOOKS / "broken/raises_in_cell.ipynb"))
 
 
 def _of(report: dict, name: str, key: str) -> list[dict]:
@@ -236,6 +237,8 @@ def test_full_mode_passes_a_clean_notebook_and_honours_suppressions(traced):
     assert _of(report, "suppressed.ipynb", "findings") == []  # XLA001 and XLA403 hidden, neither stale
 
 
-def test_full_mode_names_the_cell_of_a_syntax_error(traced):
+def test_full_mode_names_the_cell_of_a_syntax_error_and_of_an_import_failure(traced):
     report, _ = traced
     assert [e["message"] for e in _of(report, "syntax_error.ipynb", "errors")] == [BAD["syntax_error.ipynb"]]
+    assert [e["message"] for e in _of(report, "raises_in_cell.ipynb", "errors")] == [
+        "importing the module raised FileNotFoundError: missing/train.tfrecord (cell 3, line 2)"]

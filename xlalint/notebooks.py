@@ -369,14 +369,21 @@ def _separator(text: str, tokens) -> str:
     return ",\n" + indent if not indent.strip() else ", "
 
 
+def _placed(places):
+    """Places (``{"path", "line", ...}``) with ``cell`` added where the path is a notebook's."""
+    return [{**p, "cell": place_of(p["path"], p["line"])} if is_notebook(p["path"]) else p for p in places]
+
+
 def in_cells(items: list) -> list:
-    """Findings or entries with ``cell`` set where their path is a notebook (and their related places'
-    ``cell`` too)."""
+    """Findings or entries with ``cell`` set where their path is a notebook, and the same for their
+    related places and auto-clustering splitters."""
     out = []
     for item in items:
-        related = tuple({**r, "cell": place_of(r["path"], r["line"])} if is_notebook(r["path"]) else r
-                        for r in getattr(item, "related", ()))
-        changes = {"related": related} if related else {}
+        changes = {}
+        if getattr(item, "related", ()):
+            changes["related"] = tuple(_placed(item.related))
+        if getattr(item, "autocluster", None):
+            changes["autocluster"] = {**item.autocluster, "splitters": _placed(item.autocluster["splitters"])}
         if is_notebook(item.path):
             changes["cell"] = place_of(item.path, item.line)
         out.append(replace(item, **changes) if changes else item)

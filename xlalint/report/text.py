@@ -64,7 +64,7 @@ def _autocluster_lines(entry) -> list[str]:
     share = f"{a['compiled_ops']}/{a['total_ops']}"
     lines = [f"{entry.path}::{entry.name}: auto-clustering would form {len(a['clusters'])} cluster(s), "
              f"compiling {share} ops"]
-    lines += [f"  split by {s['op_type']} ({s['op_name']}) at {s['path']}:{s['line']}: {s['reason']}"
+    lines += [f"  split by {s['op_type']} ({s['op_name']}) at {place(s['path'], s['line'], s.get('cell'))}: {s['reason']}"
               for s in a["splitters"]]
     return lines + [""]
 
