@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 
 import nbformat
 import pytest
 
 from conftest import REPO, run_json, run_without_tf
+from xlalint.ci.github_action import changed_python_files
 from xlalint.config import load_config
 from xlalint.engine import static_report
 from xlalint.files import display_path
@@ -198,6 +200,25 @@ def test_directory_runs_pick_up_notebooks_that_use_tensorflow_and_config_can_exc
     config = load_config(tmp_path / "pyproject.toml")
     report = _static(tmp_path, exclude=tuple(config.exclude), root=str(config.root))
     assert report["findings"] == [] and report["entries"] == []
+
+
+def test_the_github_action_checks_the_notebooks_a_pull_request_changes(tmp_path, monkeypatch):
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *args], cwd=tmp_path,
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "base")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"base": {"sha": git("rev-parse", "HEAD")}}}))
+    for name in ("train.py", "tutorial.ipynb", "notes.md"):
+        (tmp_path / name).write_text("{}")
+    git("add", "train.py", "tutorial.ipynb", "notes.md")
+    git("commit", "-q", "-m", "pull request")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    assert sorted(changed_python_files()) == ["train.py", "tutorial.ipynb"]
 
 
 def test_pre_commit_hooks_take_notebooks():

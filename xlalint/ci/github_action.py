@@ -22,14 +22,14 @@ def _input(name: str) -> str:
 
 
 def changed_python_files() -> list[str] | None:
-    """The Python files a pull request adds or changes (None outside a pull request)."""
+    """The Python files and notebooks a pull request adds or changes (None outside a pull request)."""
     event_path = os.environ.get("GITHUB_EVENT_PATH")
     if os.environ.get("GITHUB_EVENT_NAME") not in ("pull_request", "pull_request_target") or not event_path:
         return None
     with open(event_path, encoding="utf-8") as handle:
         base = json.load(handle)["pull_request"]["base"]["sha"]
     subprocess.run(["git", "fetch", "--quiet", "--depth=1", "origin", base], check=False)
-    diff = subprocess.run(["git", "diff", "--name-only", "--diff-filter=ACMR", "-z", base, "HEAD", "--", "*.py"],
+    diff = subprocess.run(["git", "diff", "--name-only", "--diff-filter=ACMR", "-z", base, "HEAD", "--", "*.py", "*.ipynb"],
                           capture_output=True, text=True, check=True)
     return [p for p in diff.stdout.split("\0") if p]
 
