@@ -10,7 +10,7 @@ import subprocess
 import nbformat
 import pytest
 
-from conftest import REPO, run_json, run_without_tf
+from conftest import REPO, run_json, run_without_tf, run_xlalint
 from xlalint.ci.github_action import changed_python_files
 from xlalint.config import load_config
 from xlalint.engine import static_report
@@ -263,3 +263,20 @@ def test_full_mode_names_the_cell_of_a_syntax_error_and_of_an_import_failure(tra
     assert [e["message"] for e in _of(report, "syntax_error.ipynb", "errors")] == [BAD["syntax_error.ipynb"]]
     assert [e["message"] for e in _of(report, "raises_in_cell.ipynb", "errors")] == [
         "importing the module raised FileNotFoundError: missing/train.tfrecord (cell 3, line 2)"]
+
+
+# --- xlalint run: the cells executed in order, as a kernel would ----------------------------------------
+
+def test_run_executes_the_cells_and_finds_the_blocker_at_its_cell_and_line():
+    done = run_xlalint("run", "--format", "json", "--device", "cpu", str(NOTEBOOKS / "train_loop.ipynb"))
+    report, code = json.loads(done.stdout), done.returncode
+    found, = report["findings"]
+    assert (found["code"], found["cell"]["cell"], found["cell"]["line"], found["col"]) == ("XLA001", 3, 7, 5)
+    call, = found["related"]
+    assert (call["cell"]["cell"], call["cell"]["line"]) == (5, 4) and "float32[8,4], float32[8,1]" in call["message"]
+    assert report["run"]["stopped"] == "ended" and code == 1
+
+
+def test_run_refuses_a_bad_notebook_before_running_anything():
+    done = run_without_tf("run", str(NOTEBOOKS / "broken/syntax_error.ipynb"))
+    assert done.returncode == 2 and BAD["syntax_error.ipynb"] in done.stderr

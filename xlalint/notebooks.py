@@ -257,6 +257,14 @@ def read_notebook(path: str) -> NotebookModule:
     return result
 
 
+def remember_source(path: str, source: str) -> None:
+    """Make ``inspect`` and tracebacks (through ``linecache``) read a notebook's module, not its JSON: an
+    entry without a modification time stays in the cache."""
+    import linecache
+
+    linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+
+
 def place_of(path: str, line: int) -> dict | None:
     """``{"cell", "line", "file_line"}`` of a line of a notebook's module, None for any other file."""
     if not is_notebook(path):

@@ -16,6 +16,8 @@ from xlalint.cli import (COUNT, EXIT_FINDINGS, EXIT_OK, PERCENT, SECONDS, Interr
                          _exit_code, _Parser, _signals_interrupt)
 from xlalint.config import ConfigError, find_config, load_config
 from xlalint.coverage import below
+from xlalint.files import read_source
+from xlalint.notebooks import is_notebook
 from xlalint.report import EMITTERS
 from xlalint.results import Report
 from xlalint.settings import DEFAULT_DEVICE, DEVICES, Options
@@ -91,6 +93,8 @@ def main(argv: list[str]) -> int:
         parser.error("give a SCRIPT or -m MODULE (one of them)")
     if args.script and not os.path.isfile(args.script):
         parser.error(f"no such script: {args.script}")
+    if args.script and is_notebook(args.script) and read_source(args.script)[1]:
+        parser.error(f"{args.script}: {read_source(args.script)[1]}")
     script = _module_file(parser, args.module) if args.module else args.script
     try:
         config = load_config(Path(args.config) if args.config else find_config([script]))

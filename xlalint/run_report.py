@@ -15,7 +15,8 @@ from dataclasses import replace
 from xlalint.engine import _collect_file as collect_file_result
 from xlalint.engine import source_findings
 from xlalint.files import display_path, read_source
-from xlalint.results import Entry, FileError, Report, one_per_place
+from xlalint.notebooks import in_cells, place_of
+from xlalint.results import Entry, FileError, Report, one_per_place, place
 from xlalint.settings import Options
 from xlalint.specs import Spec
 from xlalint.suppressions import SuppressionIndex
@@ -27,7 +28,9 @@ def _specs(signature: list[dict]) -> str:
 
 
 def _site(where: list | None) -> str:
-    return f"{display_path(where[0])}:{where[1]} in `{where[2]}()`" if where else "an unknown place"
+    if not where:
+        return "an unknown place"
+    return f"{place(display_path(where[0]), where[1], place_of(where[0], where[1]))} in `{where[2]}()`"
 
 
 def defined_tf_functions(path: str) -> list[tuple[str, int]]:
@@ -72,7 +75,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
                        if f.entry in calls and (f.path, f.line) != (calls[f.entry]["path"], calls[f.entry]["line"]) else f
                        for f in report.findings]
     report.findings.extend(source_findings(os.path.abspath(script), options, suppressions))
-    report.findings = one_per_place(report.findings)
+    report.findings = in_cells(one_per_place(report.findings))
     reached = {(r["path"], r["line"]) for r in records}
     for name, line in defined_tf_functions(script):
         if (os.path.realpath(script), line) not in reached:
@@ -82,6 +85,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
         where = "" if stop["kind"] == "network" else f" at {_site(stop['where'])}"
         report.errors.append(FileError(display_path(script), f"{stop['reason']}{where}, before any tf.function "
                                        "was called"))
+    report.entries = in_cells(report.entries)
     report.run = {"script": display_path(script), "stopped": stop["kind"], "reason": stop["reason"],
                   "where": _site(stop["where"]) if stop["where"] else None, "calls": result.get("calls", 0),
                   "written_to_scratch": sorted({p.split(os.sep)[0] for p in result.get("redirected", [])}),

@@ -14,8 +14,11 @@ import runpy
 import signal
 import sys
 import traceback
+import types
 
 from xlalint.backend.frames import is_user_file
+from xlalint.files import read_source
+from xlalint.notebooks import is_notebook, remember_source
 
 
 def _write(path: str, result: dict) -> None:
@@ -45,7 +48,22 @@ def _run_script(request: dict) -> None:
     else:
         sys.argv = [request["script"], *request["argv"]]
         sys.path.insert(0, os.path.dirname(request["script"]))
-        runpy.run_path(request["script"], run_name="__main__")
+        if is_notebook(request["script"]):
+            _run_notebook(request["script"])
+        else:
+            runpy.run_path(request["script"], run_name="__main__")
+
+
+def _run_notebook(path: str) -> None:
+    """The notebook's code cells in order, as ``__main__``, as a kernel runs them (xlalint.notebooks)."""
+    source, error = read_source(path)
+    if error:
+        raise ValueError(error)
+    remember_source(path, source)
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    sys.modules["__main__"] = main
+    exec(compile(source, path, "exec"), main.__dict__)  # noqa: S102 - running the user's code is the point
 
 
 def main(request_path: str) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import json
-import linecache
 import os
 import signal
 import sys
@@ -21,7 +20,7 @@ import traceback
 
 from xlalint.backend.frames import is_user_file
 from xlalint.files import read_source
-from xlalint.notebooks import is_notebook, place_of
+from xlalint.notebooks import is_notebook, place_of, remember_source
 from xlalint.specs import parse_spec
 from xlalint.wire import entry_record
 
@@ -56,9 +55,7 @@ class _NotebookLoader(importlib.abc.SourceLoader):
 
     def __init__(self, path: str, source: str):
         self.path, self.source = path, source
-        # inspect (AutoGraph, discovery) reads source lines through linecache, which would read the JSON:
-        # an entry without a modification time is kept as it is.
-        linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+        remember_source(path, source)  # inspect (AutoGraph, discovery) reads lines through linecache
 
     def get_filename(self, fullname: str) -> str:
         return self.path
