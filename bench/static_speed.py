@@ -1,4 +1,4 @@
-"""How fast is ``xlalint --static``? ``run_static`` over hundreds of files vs importing TensorFlow.
+"""How fast is ``xlalint --static``? ``static_report`` over hundreds of files vs importing TensorFlow.
 
     python bench/static_speed.py               # 300 files, best of 3
     python bench/static_speed.py --files 1000 --repeat 5
@@ -9,7 +9,7 @@ examples/*.py) into a temporary directory: copy i gets a header line and its fun
 ``name_v<i>`` (Keras methods and dunders keep their names), so no two files are alike. Then, in the
 same run and each in a fresh interpreter: the static mode over the directory (start-up and imports
 included, as the command line pays them), and ``import tensorflow`` alone (what a traced run pays
-before it checks a single file). Prints both, their ratio, and run_static's time in this process.
+before it checks a single file). Prints both, their ratio, and static_report's time in this process.
 
 ``--hostile``: one file each of about 200 KB of ``1+1+...`` sums (one sum; sums of 4,000 terms,
 which Python cannot compile; of 1,000 terms, too deep for libcst; of 240 terms, just within the
@@ -31,7 +31,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 KEEP = {"train_step", "test_step", "predict_step", "call"}
-STATIC = ("import sys; from xlalint.static.run import run_static; r = run_static([sys.argv[1]]); "
+STATIC = ("import sys; from xlalint.engine import static_report; from xlalint.settings import Options; "
+          "r = static_report([sys.argv[1]], Options()); "
           "print(len(r.entries), 'entries', len(r.findings), 'findings', len(r.errors), 'errors')")
 
 
@@ -69,7 +70,7 @@ HOSTILE = {  # name -> (a line, how many times); about 200 KB each
 
 
 def hostile() -> None:
-    from xlalint.static.run import check_file
+    from xlalint.static_run import check_file
 
     with tempfile.TemporaryDirectory() as tmp:
         for name, (line, times) in HOSTILE.items():
@@ -100,13 +101,14 @@ def main() -> None:
               f"{os.cpu_count()} CPUs, best of {args.repeat}")
         static_s, summary = best_of(args.repeat, [sys.executable, "-c", STATIC, tmp])
         tf_s, _ = best_of(args.repeat, [sys.executable, "-c", "import tensorflow"])
-        from xlalint.static.run import run_static
+        from xlalint.engine import static_report
+        from xlalint.settings import Options
         start = time.perf_counter()
-        run_static([tmp])
+        static_report([tmp], Options())
         in_process = time.perf_counter() - start
     print(f"xlalint --static (fresh interpreter): {static_s:6.2f} s   {summary}")
     per_file = in_process / args.files * 1e3
-    print(f"  run_static alone, in this process:  {in_process:6.2f} s   ({per_file:.1f} ms/file)")
+    print(f"  static_report, in this process:     {in_process:6.2f} s   ({per_file:.1f} ms/file)")
     print(f"python -c 'import tensorflow':        {tf_s:6.2f} s")
     print(f"ratio (import tensorflow / static):   {tf_s / static_s:6.2f}x")
 

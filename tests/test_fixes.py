@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 from conftest import REPO, run_json, run_xlalint
 from xlalint.fixes import fix_files
 from xlalint.fixes.apply import apply_to_file
-from xlalint.results import Finding
+from xlalint.results import Finding, FixOffer
 
 GOOD = REPO / "rules/XLA001/good.py"
 
 
 def _finding(path, line, kind, safety="unsafe") -> Finding:
     return Finding("XLA403", "enable-jit-compile", "info", "m", "h", str(path), line, 1, "f",
-                   fix={"kind": kind, "safety": safety, "description": "d"})
+                   fix=FixOffer(kind, safety, "d"))
 
 
 def test_unsafe_fix_enables_jit_compile_and_the_compiler_agrees(tmp_path):

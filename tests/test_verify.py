@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_json, run_xlalint
 from graph_builder import GraphBuilder
-from xlalint.checks import xla901_missed_blocker, xla902_false_blocker
+from xlalint.checks import RULES, EntryContext
 from xlalint.results import Finding
 from xlalint.sourcemap import Location
 
@@ -68,8 +68,9 @@ def _graph_with(op_type: str):
     return b.build()
 
 
-def agreement_findings(*args) -> list[Finding]:
-    return [f for check in (xla901_missed_blocker.check, xla902_false_blocker.check) for f in check(*args)]
+def agreement_findings(graph, name, verify, findings, fallback, display) -> list[Finding]:
+    entry = EntryContext({"name": name, "line": fallback.line, "verify": verify}, graph, fallback.path, tuple(findings))
+    return [f for code in ("XLA901", "XLA902") for f in RULES[code].check_entry(entry)]
 
 
 def test_disagreement_is_its_own_finding_with_both_sides():

@@ -306,7 +306,7 @@ def _fix(report, args, paths: list[str]) -> int:
         return EXIT_FINDINGS if any(o.diff for o in outcomes) else EXIT_OK
     fixed = {id(f) for o in outcomes for f in o.fixed}
     report.findings = [f for f in report.findings if id(f) not in fixed]
-    hidden = sum(1 for f in report.findings if f.fix and f.fix["safety"] == "unsafe")
+    hidden = sum(1 for f in report.findings if f.fix and f.fix.safety == "unsafe")
     print(EMITTERS[args.format](report))
     note = f"fixed {len(fixed)} finding(s) in {sum(bool(o.fixed) for o in outcomes)} file(s)"
     if hidden and not args.unsafe_fixes:

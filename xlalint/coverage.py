@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from xlalint.checks import RULES
 from xlalint.files import display_path, read_source
 from xlalint.notebooks import place_of
 from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
@@ -66,9 +67,14 @@ def _totals(rows: list[dict]) -> dict:
             "ops": ops, "ops_under_xla": under, "percent": round(100 * under / ops, 1) if ops else None}
 
 
+def framework_off(report: Report) -> set[tuple[str, str]]:
+    """(path, entry) of the entries a framework runs without XLA (a rule with ``disables_xla`` says so)."""
+    return {(f.path, name) for f in report.findings if RULES[f.code].disables_xla for name in f.all_entries}
+
+
 def coverage(report: Report) -> dict:
     """The run's totals, with each file's totals and entries (see docs/coverage.md)."""
-    keras_off = {(f.path, name) for f in report.findings if f.code == "XLA301" for name in f.all_entries}
+    keras_off = framework_off(report)
     per_file: dict[str, list[dict]] = defaultdict(list)
     for entry in report.entries:
         share = report.cluster_shares.get((entry.path, entry.name))

@@ -1,27 +1,36 @@
-"""One run: files -> tracing (or the cache) -> each entry's findings -> one report."""
+"""One run: files -> tracing (or the cache) -> every rule's findings -> selected once -> one report.
+
+The passes beside this module call the rules through the registry, one stage each:
+``entry_findings`` (graph and entry rules on a traced entry), ``source_scan`` (source rules on a
+Python file, text rules on a shell script or Dockerfile) and, once every file is in, ``selection``
+(which findings are reported, the entries' verdicts, the run rules).
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+
+import libcst
 
 from xlalint.cache import ResultCache
-from xlalint.checks import RULES, xla402_xla_devices_flag, xla801_unused_suppression
 from xlalint.coverage import auto_jit_sites, count_ops
-from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst_source, with_jit_scope_fix
+from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst_source
 from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
 from xlalint.notebooks import in_cells
 from xlalint.opgraph import OpGraph
-from xlalint.results import Entry, FileError, Finding, Report, one_per_place
+from xlalint.results import Entry, FileError, Report, one_per_place
 from xlalint.saved_graphs import save_entry
+from xlalint.selection import PENDING, Produced, select
 from xlalint.settings import Options
+from xlalint.source.api_table import load_table
 from xlalint.sourcemap import Location
+from xlalint.static_run import check_files
+from xlalint.source_scan import scan_source, scan_text
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
 from xlalint.wire import Request
 from xlalint.worker_client import WorkerError, run_worker
 
-SOURCE_CODES = frozenset(code for code, rule in RULES.items() if rule.stage == "source")
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
                  "(or a zero-argument build_model() returning one), or name a function with specs: "
                  "`xlalint FILE::fn --spec \"float32[8,16]\"`")
@@ -36,10 +45,10 @@ def analyze(paths: list[str], options: Options) -> Report:
     explicit = set() if options.skip_untraceable else (
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
     requests: list[Request] = []
-    suppressions = SuppressionIndex()
+    produced: list[Produced] = []
     for path in files:
         if is_env_file(path) and not path.endswith(".py"):
-            report.findings.extend(f for f in xla402_xla_devices_flag.env_file_findings(path, display_path(path)) if options.keeps(f, suppressions))
+            produced += map(Produced, scan_text(path, display_path(path)))
             continue
         if is_saved_model(path):
             requests.append({"path": path, "saved_model": True, "targets": [], "discover": True})
@@ -52,8 +61,21 @@ def analyze(paths: list[str], options: Options) -> Report:
             requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()],
                              "discover": path not in options.only_named,
                              "verify": options.verify and {"device": None if options.verify == "auto" else options.verify}})
-    if not requests:
-        return report
+    results = _results(report, requests, options) if requests else {}
+    support = load_support(report.tensorflow) if report.tensorflow else None  # only a file with an error has none
+    for request in requests:
+        produced += file_findings(report, results[request["path"]], support, options, request["path"] in explicit)
+        if not request.get("saved_model"):
+            produced += map(Produced, source_findings(request["path"], options))
+    checked = [r["path"] for r in requests if not results[r["path"]]["error"] and not r.get("saved_model")]
+    report.findings = in_cells(one_per_place(select(report, produced, options, SuppressionIndex(), checked)))
+    report.entries = in_cells(report.entries)
+    _record_sources(report.sources, (f.path for f in report.findings))
+    return report
+
+
+def _results(report: Report, requests: list[Request], options: Options) -> dict:
+    """Each request's traced result, from the cache or the worker; sets ``report.tensorflow``."""
     tensorflow = installed_tensorflow()
     cache = ResultCache(options.cache_dir, tensorflow, options.cache_max_mb) if options.cache_dir else None
     results = {r["path"]: cache.get(r) for r in requests} if cache else {}
@@ -80,18 +102,7 @@ def analyze(paths: list[str], options: Options) -> Report:
                 if cache:
                     cache.put(request, traced.files[request["path"]])
     report.tensorflow = tensorflow
-    support = load_support(tensorflow) if tensorflow else None  # only a file with an error has none
-    for request in requests:
-        _collect_file(report, results[request["path"]], support, options, request["path"] in explicit, suppressions)
-        if not request.get("saved_model"):
-            report.findings.extend(source_findings(request["path"], options, suppressions))
-    for request in requests:  # once every file's findings are in: one may be reported in another's helper
-        if not results[request["path"]]["error"] and not request.get("saved_model"):
-            report.findings.extend(_unused_suppressions(request["path"], suppressions, options))
-    report.findings = in_cells(one_per_place(report.findings))
-    report.entries = in_cells(report.entries)
-    _record_sources(report.sources, (f.path for f in report.findings))
-    return report
+    return results
 
 
 def _record_sources(sources: dict[str, str], paths) -> None:
@@ -104,84 +115,67 @@ def _record_sources(sources: dict[str, str], paths) -> None:
             sources[path] = digest
 
 
-def source_findings(path: str, options: Options, suppressions: SuppressionIndex) -> list[Finding]:
-    """XLA107/XLA401/XLA402: what the source says, whatever was traced (the libcst pass, no TensorFlow)."""
-    import libcst
-
-    from xlalint.static.api_table import load_table
-    from xlalint.static.scan import scan_source
-
+def source_findings(path: str, options: Options) -> list:
+    """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow)."""
     source = libcst_source(path)
     if source is None:
         return []  # the file's own error is reported by the traced run; a deeply nested one is only traced
     try:
-        scan = scan_source(display_path(path), source, load_table(), options.device)
+        return scan_source(display_path(path), source, load_table(), options.device, static=False).findings
     except (libcst.ParserSyntaxError, RecursionError):
         return []
-    return [f for f in scan.findings if f.code in SOURCE_CODES and options.keeps(f, suppressions)]
-
-
-def _unused_suppressions(path: str, suppressions: SuppressionIndex, options: Options) -> list[Finding]:
-    if "XLA801" not in options.select:
-        return []
-    return xla801_unused_suppression.unused(path, display_path(path), suppressions, options.select)
 
 
 def static_report(paths: list[str], options: Options) -> Report:
-    """``--static``: the libcst pass alone, with the same selection, ignores and suppressions."""
-    from xlalint.static import run_static
-
-    sources: dict[str, str] = {}
-    files = collect_files(paths, options.excluded)[0]
-    _record_sources(sources, files)
-    report = run_static(paths, options.device, options.excluded)
+    """``--static``: the source pass alone, with the same selection, ignores and suppressions."""
+    report = Report(device=options.device, tensorflow=load_table()["tensorflow"])
+    files, report.errors = collect_files(paths, options.excluded)
+    _record_sources(report.sources, files)
     report.auto_jit = auto_jit_sites(files)
-    _record_sources(sources, (f.path for f in report.findings))
-    report.sources = sources
-    suppressions = SuppressionIndex()
-    report.findings = [f for f in report.findings if options.keeps(f, suppressions)]
-    blocked = {(f.path, f.entry) for f in report.findings if f.severity == "error"}
-    report.entries = in_cells([replace(e, verdict="incompatible" if (e.path, e.name) in blocked else "compatible")
-                               for e in report.entries])
-    report.findings = in_cells(report.findings)
+    produced: list[Produced] = []
+    for entries, findings, errors in check_files(files, options.device):
+        first = len(report.entries)
+        report.entries.extend(entries)
+        produced += [Produced(f, tuple(first + i for i, e in enumerate(entries) if e.name == f.entry))
+                     for f in findings]
+        report.errors.extend(errors)
+    report.findings = in_cells(select(report, produced, options, SuppressionIndex()))
+    report.entries = in_cells(report.entries)
+    _record_sources(report.sources, (f.path for f in report.findings))
     return report
 
 
-def _collect_file(report: Report, result: dict, support, options: Options, explicit: bool,
-                  suppressions: SuppressionIndex) -> None:
-    """Add one file's entries and findings; a file found by a directory scan may have no entry."""
+def file_findings(report: Report, result: dict, support, options: Options, explicit: bool) -> list[Produced]:
+    """Add one file's entries (verdicts pending) and return their findings; a file found by a
+    directory scan may have no entry."""
     path = display_path(result["path"])
     if result["error"]:
         report.errors.append(FileError(path, result["error"]))
-        return
+        return []
     if not result["entries"] and explicit:
         report.errors.append(FileError(path, NOTHING_FOUND))
-        return
+        return []
+    produced = []
     for raw in result["entries"]:
-        def kept(finding: Finding) -> bool:  # also suppressed by a comment on the entry's own line
-            return options.keeps(finding, suppressions) and not suppressions.suppressed(
-                result["path"], raw["line"], finding.code)
-
+        site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
         if raw["graph"] is None:
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
                                         jit_compile=raw.get("jit_compile")))
             if raw.get("keras_layers"):  # what Keras decides needs no trace (XLA301)
-                report.findings.extend(
-                    f for f in entry_findings(raw, result["path"], support, options, OpGraph(NO_GRAPH)) if kept(f))
+                produced += [Produced(f, (), site) for f in
+                             entry_findings(raw, result["path"], support, options, OpGraph(NO_GRAPH))]
             continue
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
-        findings = [f for f in entry_findings(raw, result["path"], support, options, graph) if kept(f)]
-        blocked = any(f.severity == "error" for f in findings)
         clusters = None
         if options.mode == "autocluster" or report.auto_jit:  # the share counts in coverage, nowhere else
             predicted = autocluster(graph, support, options, Location(result["path"], raw["line"]))
             report.cluster_shares[(path, raw["name"])] = (predicted["compiled_ops"], predicted["total_ops"])
             if options.mode == "autocluster":
                 clusters = predicted
-                findings = [with_jit_scope_fix(f) for f in findings]
-        report.entries.append(Entry(path, raw["name"], raw["line"], "incompatible" if blocked else "compatible",
-                                    verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
-                                    jit_compile=raw.get("jit_compile")))
-        report.findings.extend(findings)
+        produced += [Produced(f, (len(report.entries),), site)
+                     for f in entry_findings(raw, result["path"], support, options, graph)]
+        report.entries.append(Entry(path, raw["name"], raw["line"], PENDING, verify=raw.get("verify"),
+                                    autocluster=clusters, ops=count_ops(graph), jit_compile=raw.get("jit_compile")))
+    return produced

@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from json.decoder import scanstring
 
+from xlalint.results import Related
+
 SUFFIX = ".ipynb"
 MAGIC = "pass  # magic"  # what a magic or shell line is in the module
 # Cell magics whose body IPython runs as Python; any other (%%bash, %%writefile, %%html...) is not Python.
@@ -378,8 +380,10 @@ def _separator(text: str, tokens) -> str:
 
 
 def _placed(places):
-    """Places (``{"path", "line", ...}``) with ``cell`` added where the path is a notebook's."""
-    return [{**p, "cell": place_of(p["path"], p["line"])} if is_notebook(p["path"]) else p for p in places]
+    """Places (``Related``, or ``{"path", "line", ...}``) with ``cell`` set where the path is a notebook's."""
+    return [p if not is_notebook(p.path if isinstance(p, Related) else p["path"])
+            else replace(p, cell=place_of(p.path, p.line)) if isinstance(p, Related)
+            else {**p, "cell": place_of(p["path"], p["line"])} for p in places]
 
 
 def in_cells(items: list) -> list:

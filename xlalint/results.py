@@ -12,6 +12,29 @@ SEVERITIES = ("error", "warning", "info")
 
 
 @dataclass(frozen=True)
+class FixOffer:
+    """The edit ``--fix`` can make for a finding: its rule's fix (docs/fixes.md)."""
+
+    kind: str
+    safety: str  # "safe": applied by --fix; "unsafe": only with --unsafe-fixes
+    description: str
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place that explains a finding (shown at its line)."""
+
+    path: str
+    line: int
+    message: str
+    cell: dict | None = None  # in a notebook: as Finding.cell
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "message": self.message,
+                **({"cell": self.cell} if self.cell else {})}
+
+
+@dataclass(frozen=True)
 class Finding:
     """One reason a traced entry would not compile (or would recompile) under XLA."""
 
@@ -26,10 +49,10 @@ class Finding:
     entry: str
     op_type: str | None = None
     op_name: str | None = None
-    fix: dict | None = None  # {"kind", "safety": "safe"|"unsafe", "description"} when xlalint can fix it
+    fix: FixOffer | None = None  # when xlalint can fix it
     fingerprint: str | None = None  # stable across line moves (xlalint.baseline); set after analysis
     entries: tuple[str, ...] = ()  # every entry that reaches this place (``entry`` is the first); () = just entry
-    related: tuple[dict, ...] = ()  # other places that explain it: ({"path", "line", "message"}, ...)
+    related: tuple[Related, ...] = ()  # other places that explain it
     cell: dict | None = None  # in a notebook: {"cell", "line" (in the cell), "file_line" (of the .ipynb)}
 
     @property
@@ -52,7 +75,7 @@ class Finding:
         return self.entries or (self.entry,)
 
     def to_json(self) -> dict:
-        return {**asdict(self), "entries": list(self.all_entries), "related": [dict(r) for r in self.related]}
+        return {**asdict(self), "entries": list(self.all_entries), "related": [r.to_json() for r in self.related]}
 
 
 def place(path: str, line: int, cell: dict | None = None, col: int | None = None) -> str:

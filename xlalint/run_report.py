@@ -12,11 +12,11 @@ import ast
 import os
 from dataclasses import replace
 
-from xlalint.engine import _collect_file as collect_file_result
-from xlalint.engine import source_findings
+from xlalint.engine import file_findings, source_findings
 from xlalint.files import display_path, read_source
 from xlalint.notebooks import in_cells, place_of
-from xlalint.results import Entry, FileError, Report, one_per_place, place
+from xlalint.results import Entry, FileError, Related, Report, one_per_place, place
+from xlalint.selection import Produced, select
 from xlalint.settings import Options
 from xlalint.specs import Spec
 from xlalint.suppressions import SuppressionIndex
@@ -51,6 +51,13 @@ def defined_tf_functions(path: str) -> list[tuple[str, int]]:
     return sorted(found, key=lambda item: item[1])
 
 
+def _with_call(finding, call: Related | None):
+    """The finding with the call that reached its entry as a related place (unless it is that place)."""
+    if call is None or (finding.path, finding.line) == (call.path, call.line):
+        return finding
+    return replace(finding, related=finding.related + (call,))
+
+
 def run_report(result: dict, script: str, options: Options) -> Report:
     """The report of one run; ``script`` is the file run (or the module's file)."""
     report = Report(device=options.device, tensorflow=result.get("tensorflow"))
@@ -64,18 +71,16 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     by_file: dict[str, list[dict]] = {}
     for record in records:
         by_file.setdefault(record["path"], []).append(record)
+    produced: list[Produced] = []
     for path, entries in by_file.items():
-        collect_file_result(report, {"path": path, "entries": entries, "error": None}, support, options, False,
-                            suppressions)
-    calls = {r["name"]: {"path": display_path(r["call"][0]), "line": r["call"][1],
-                         "message": f"`{r['name']}` called here, in `{r['call'][2]}()`, with ({_specs(r['signature'])})"
-                         + (f", traced {r['traces']} times" if r["traces"] > 1 else "")}
+        produced += file_findings(report, {"path": path, "entries": entries, "error": None}, support, options, False)
+    calls = {r["name"]: Related(display_path(r["call"][0]), r["call"][1],
+                                f"`{r['name']}` called here, in `{r['call'][2]}()`, with ({_specs(r['signature'])})"
+                                + (f", traced {r['traces']} times" if r["traces"] > 1 else ""))
              for r in records if r.get("call")}
-    report.findings = [replace(f, related=f.related + (calls[f.entry],))
-                       if f.entry in calls and (f.path, f.line) != (calls[f.entry]["path"], calls[f.entry]["line"]) else f
-                       for f in report.findings]
-    report.findings.extend(source_findings(os.path.abspath(script), options, suppressions))
-    report.findings = in_cells(one_per_place(report.findings))
+    produced = [replace(p, finding=_with_call(p.finding, calls.get(p.finding.entry))) for p in produced]
+    produced += map(Produced, source_findings(os.path.abspath(script), options))
+    report.findings = in_cells(one_per_place(select(report, produced, options, suppressions)))
     reached = {(r["path"], r["line"]) for r in records}
     for name, line in defined_tf_functions(script):
         if (os.path.realpath(script), line) not in reached:

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from xlalint.cache import DEFAULT_MAX_MB
-from xlalint.results import Finding
-from xlalint.suppressions import SuppressionIndex
 
 DEVICES = ("cpu", "gpu", "tpu")  # target XLA devices (tpu: approximate tables)
 DEFAULT_DEVICE = "gpu"
@@ -52,13 +50,3 @@ class Options:
     def excluded(self, path: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)
         return any(fnmatch.fnmatch(rel, glob) for glob in self.exclude)
-
-    def ignored(self, path: str, code: str) -> bool:
-        rel = os.path.relpath(os.path.abspath(path), self.root)
-        return any(fnmatch.fnmatch(rel, glob) and any(code.startswith(p) for p in prefixes)
-                   for glob, prefixes in self.per_file_ignores.items())
-
-    def keeps(self, finding: Finding, suppressions: SuppressionIndex) -> bool:
-        """Selected, not ignored for its file, and not suppressed by a comment."""
-        return (finding.code in self.select and not self.ignored(finding.path, finding.code)
-                and not suppressions.suppressed(finding.path, finding.line, finding.code))

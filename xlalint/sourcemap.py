@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from xlalint.files import parse_python, read_source
 from xlalint.opgraph import OpGraph
+from xlalint.results import Related
 
 GRADIENT_SCOPES = ("gradient_tape/", "gradients/")
 
@@ -25,7 +26,7 @@ class Location:
     path: str
     line: int
     note: str = ""  # e.g. "in the backward pass of MatMul"
-    related: tuple[dict, ...] = ()  # ({"path", "line", "message"}, ...): other places that explain it
+    related: tuple[Related, ...] = ()  # other places that explain it
 
 
 def _forward_op(graph: OpGraph, node: dict) -> dict | None:
@@ -55,8 +56,8 @@ def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
     if node["frames"]:
         path, line, _ = node["frames"][-1]
         built = () if not layer or (layer["file"], layer["line"]) == (path, line) else (
-            {"path": layer["file"], "line": layer["line"],
-             "message": f"the Keras layer `{layer['name']}` ({layer['class']}) is constructed here"},)
+            Related(layer["file"], layer["line"],
+                    f"the Keras layer `{layer['name']}` ({layer['class']}) is constructed here"),)
         return Location(path, call_start(path, line), related=built)
     if layer:
         return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")

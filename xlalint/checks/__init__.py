@@ -1,7 +1,7 @@
 """The rule catalogue: one module per rule code (``xlaNNN_name.py``), each with its ``RULE``.
 
 A graph rule's ``RULE.check`` is a pure function of an ``OpGraph`` and a ``Context``; a source
-rule's ``RULE.check_source`` reads a file's libcst index (``xlalint.static.index``) and is called by
+rule's ``RULE.check_source`` reads a file's libcst index (``xlalint.source.index``) and is called by
 the libcst pass; run rules are reported by the engine (see each module's docstring).
 """
 
@@ -11,7 +11,8 @@ import importlib
 import pkgutil
 import re
 
-from xlalint.checks.base import STAGES, Context, Fix, Hit, Rule
+from xlalint.checks.base import (STAGES, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule, RunContext,
+                                 SourceContext)
 from xlalint.results import SEVERITIES
 
 # Codes never change meaning; a new rule takes the next free code of its range.
@@ -39,6 +40,8 @@ def _load_rules() -> dict[str, Rule]:
             raise ImportError(f"rule module {info.name} defines {rule.code}: one module per code, named after it")
         if rule.stage not in STAGES or rule.severity not in SEVERITIES:
             raise ImportError(f"rule {rule.code}: stage {rule.stage!r} or severity {rule.severity!r} is not known")
+        if getattr(rule, STAGES[rule.stage]) is None:
+            raise ImportError(f"rule {rule.code}: a {rule.stage} rule needs its {STAGES[rule.stage]} hook")
         rules[rule.code] = rule
     return dict(sorted(rules.items()))
 
@@ -58,10 +61,23 @@ def resolve_codes(select: list[str] | None, ignore: list[str] = ()) -> tuple[str
     return tuple(c for c in RULES if (select is None or matches(c, select)) and not matches(c, ignore))
 
 
+def hooks(name: str, stage: str | None = None) -> list:
+    """Every rule's hook ``name`` ("check_source", "check_text", "check_entry", "check_run"), in code
+    order; with ``stage``, only the hooks of rules of that stage."""
+    return [getattr(rule, name) for rule in RULES.values()
+            if getattr(rule, name) is not None and stage in (None, rule.stage)]
+
+
+def fix_of(kind: str) -> Fix:
+    """The fix of that kind (a finding's ``fix.kind``); KeyError for a kind no rule has."""
+    return {rule.fix.kind: rule.fix for rule in RULES.values() if rule.fix}[kind]
+
+
 def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
     """Hits of every graph rule (or of those in ``codes``), in code order."""
     wanted = set(codes) if codes is not None else set(RULES)
     return [hit for code, rule in RULES.items() if code in wanted and rule.check for hit in rule.check(graph, ctx)]
 
 
-__all__ = ["CODE_RANGES", "Context", "Fix", "Hit", "Rule", "RULES", "resolve_codes", "run_checks"]
+__all__ = ["CODE_RANGES", "Context", "EntryContext", "Fix", "Hit", "NodeEdit", "Pending", "Rule", "RULES",
+           "RunContext", "SourceContext", "fix_of", "hooks", "resolve_codes", "run_checks"]

@@ -1,4 +1,18 @@
-"""What every rule is: its metadata, its check, and the one place findings are built."""
+"""What every rule is: its metadata, its hooks (one per stage), its fix, and the one place findings are built.
+
+A rule module defines ``RULE = Rule(...)`` with the hook of its ``stage`` (docs/architecture.md):
+
+* ``check(graph, ctx)`` (stage "graph"): ``Hit``s on one traced entry's ``OpGraph``;
+* ``check_source(index, ctx)`` (stage "source"): ``Pending`` findings from a Python file's libcst
+  ``xlalint.source.index.Index``; a graph rule may give one too, its by-API-name stand-in under --static;
+* ``check_text(path, text)``: findings in a shell script or Dockerfile (any stage);
+* ``check_entry(entry)`` (stage "entry"): findings from one traced entry and every graph rule's
+  findings on it (offers, --verify disagreements);
+* ``check_run(run)`` (stage "run"): findings once every file of the run is in (suppressions' use).
+
+Hooks see every finding, never a filtered list: selection, per-file ignores and suppression
+comments apply once, at the end of the run (``xlalint.selection``).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from xlalint.opgraph import OpGraph
-from xlalint.results import Finding
+from xlalint.results import Finding, FixOffer
 from xlalint.support import SupportTable
 
 
@@ -21,6 +35,7 @@ class Context:
     signature: tuple = ()  # ({"dtype", "shape"}, ...) of the entry's arguments
     kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "saved-model-signature"
     keras_layers: tuple = ()  # layers Keras runs without XLA: ({"name", "class", "file", "line", "devices"}, ...)
+    mode: str = "jit"  # "autocluster": TensorFlow's auto-clustering decides what compiles
 
 
 @dataclass(frozen=True)
@@ -34,23 +49,84 @@ class Hit:
     api: str | None = None  # the call name to look for on the user's line
     site: tuple[str, int] | None = None  # (file, line) for a hit that is not an op, e.g. a layer's construction
     related: tuple[tuple[str, str], ...] = ()  # (op id, what it has to do with the finding): shown at its line
+    fixable: bool = False  # the rule's fix applies here (offered only at a line of a Python file)
+
+
+@dataclass(frozen=True)
+class SourceContext:
+    """What a source rule may look at besides the file's index."""
+
+    device: str
+    table: dict  # the shipped API table (xlalint.source.api_table)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A source rule's finding, placed with all the others at the end of the pass."""
+
+    rule: Rule
+    message: str
+    hint: str
+    node: Any  # the libcst node it is reported at: its leftmost name's line and column
+    entry: str
+    op_type: str | None = None
+
+
+@dataclass(frozen=True)
+class EntryContext:
+    """What an entry rule sees: one traced entry and every graph rule's findings on it, unfiltered."""
+
+    record: dict  # the wire's EntryRecord: name, line, kind, jit_compile, verify...
+    graph: OpGraph
+    path: str  # the file the entry was found in, as read
+    findings: tuple[Finding, ...]
+
+    @property
+    def blocked(self) -> bool:
+        return any(f.severity == "error" for f in self.findings)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a run rule sees once every file is in."""
+
+    files: tuple[str, ...]  # the Python files whose check ran to the end
+    suppressions: Any  # xlalint.suppressions.SuppressionIndex, each comment's use known
+    select: tuple[str, ...]  # the codes the run reports
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """A fix's edit of a Python file: nodes of one libcst type at the finding's line, changed one by one.
+
+    ``change(node, ancestors)`` returns the new node, or None where there is nothing to change
+    (``ancestors``: the original nodes around it, outermost first); ``anchor`` gives the part of the
+    node whose first line must be the finding's (a ``def``'s name, not its decorators)."""
+
+    node_type: type
+    change: Callable[[Any, tuple], Any]
+    anchor: Callable[[Any], Any] = lambda node: node
 
 
 @dataclass(frozen=True)
 class Fix:
-    """The edit ``--fix`` makes for a rule's finding (docs/fixes.md)."""
+    """The edit ``--fix`` makes for a rule's finding (docs/fixes.md); ``xlalint.fixes`` applies it safely."""
 
     kind: str
     safety: str  # "safe": applied by --fix; "unsafe": only with --unsafe-fixes
     description: str
+    node_edit: NodeEdit | None = None  # in Python files
+    line_edit: Callable[[str], str | None] | None = None  # in other text files: the new line, or None
 
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "safety": self.safety, "description": self.description}
+    def offer(self) -> FixOffer:
+        return FixOffer(self.kind, self.safety, self.description)
 
+
+BY_API_NAME = "static: by API name, not traced"  # ends the message of a graph rule's --static stand-in
 
 # Where a rule's findings come from: the traced op graph, the source text (libcst, also --static),
-# or the run itself (offers, suppressions, --verify).
-STAGES = ("graph", "source", "run")
+# one traced entry's findings (offers, --verify), or the whole run (suppressions' use).
+STAGES = {"graph": "check", "source": "check_source", "entry": "check_entry", "run": "check_run"}
 
 
 @dataclass(frozen=True)
@@ -60,17 +136,20 @@ class Rule:
     severity: str
     summary: str
     stage: str = "graph"
-    check: Callable[[OpGraph, Context], Iterable[Hit]] | None = None  # graph rules only
+    check: Callable[[OpGraph, Context], Iterable[Hit]] | None = None
     fix: Fix | None = None
-    # source rules only: the pending findings (xlalint.static.index.Pending) of a file's libcst Index
-    check_source: Callable[[Any], Iterable] | None = None
+    check_source: Callable[[Any, SourceContext], Iterable[Pending]] | None = None
+    check_text: Callable[[str, str], Iterable[Finding]] | None = None
+    check_entry: Callable[[EntryContext], Iterable[Finding]] | None = None
+    check_run: Callable[[RunContext], Iterable[Finding]] | None = None
+    disables_xla: bool = False  # its findings say the framework runs the entry without XLA (coverage)
 
     def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
-                node: dict | None = None, fixable: bool = False, related: tuple[dict, ...] = ()) -> Finding:
+                node: dict | None = None, fixable: bool = False, related: tuple = ()) -> Finding:
         """This rule's finding; ``fixable`` attaches the rule's fix."""
         return Finding(self.code, self.name, self.severity, message, hint, path, line, col, entry,
                        node["type"] if node else None, node["name"] if node else None,
-                       self.fix.to_json() if fixable and self.fix else None, related=related)
+                       self.fix.offer() if fixable and self.fix else None, related=related)
 
 
 def layer_names(names: set[str]) -> str:

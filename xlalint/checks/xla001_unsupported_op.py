@@ -1,12 +1,22 @@
-"""XLA001 unsupported-op: the op has no XLA kernel on the target device."""
+"""XLA001 unsupported-op: the op has no XLA kernel on the target device.
+
+Under --static, by API name: each call a compiled function makes of an API whose op has no XLA
+kernel on the device (``check_source``). Under auto-clustering the op can be left out of the
+clusters: the fix wraps its statement in ``jit_scope(compile_ops=False)``.
+"""
 
 from __future__ import annotations
+
+import libcst as cst
 
 from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.branches import compiled_nodes
 from xlalint.analyses.folding import HOST_CALLBACKS, folded_nodes
-from xlalint.checks.base import Context, Fix, Hit, Rule, layer_names
+from xlalint.checks.base import BY_API_NAME, Context, Fix, Hit, NodeEdit, Pending, Rule, SourceContext, layer_names
 from xlalint.opgraph import OpGraph
+from xlalint.source.api_calls import compiled_api_calls
+from xlalint.source.api_table import ApiInfo
+from xlalint.source.index import Index
 
 # Function arguments: XLA sees them as _Arg; their dtypes are XLA002's business.
 ALWAYS_COMPILED = frozenset({"Placeholder"})
@@ -55,6 +65,7 @@ def check(graph: OpGraph, ctx: Context):
             _hint(node, ctx.device),
             node=node["id"],
             api=call_name(op_type),
+            fixable=ctx.mode == "autocluster",
         )
     yield from _gpu_kernels(graph, ctx)
 
@@ -78,9 +89,52 @@ def _gpu_kernels(graph: OpGraph, ctx: Context):
             f"Pass use_cudnn=False to the {layer['class']} so that XLA compiles its loop instead.",
             node=node["id"],
             api=layer["class"],
+            fixable=ctx.mode == "autocluster",
         )
 
 
-# Under auto-clustering (only) the op can be left out of the clusters: the fix wraps its statement.
+def check_source(index: Index, ctx: SourceContext):
+    for call in compiled_api_calls(index, ctx.table, ctx.device):
+        info = call.info
+        if info.unsupported:
+            yield Pending(RULE, f"`{call.api}` ({', '.join(info.unsupported)}) has no XLA kernel on {ctx.device} "
+                          f"({BY_API_NAME})", _static_hint(info, ctx.device), call.node, call.entry, info.unsupported[0])
+
+
+def _static_hint(info: ApiInfo, device: str) -> str:
+    ops = set(info.unsupported)
+    if ops & HOST_CALLBACKS:
+        return ("Python callbacks run on the host and cannot be compiled: move the call out of the "
+                "compiled function, or write it with TensorFlow ops.")
+    if ops & PRINTING:
+        return "Printing needs the host: return the values and print them outside the compiled function."
+    if any("Dataset" in op for op in ops):
+        return "Build and iterate the tf.data pipeline outside the compiled function; pass each batch in."
+    if ".strings." in info.api or any("String" in op for op in ops):
+        return "XLA has no string type: process strings in the input pipeline, before the compiled function."
+    return (f"Move the call out of the compiled function or use ops XLA compiles (`xlalint ops --device "
+            f"{device}`); run without --static for the traced verdict.")
+
+
+JIT_SCOPE = "tf.xla.experimental.jit_scope(compile_ops=False)"
+
+
+def _is_jit_scope(node) -> bool:
+    return isinstance(node, cst.With) and any(
+        "jit_scope" in cst.Module([]).code_for_node(item.item) for item in node.items)
+
+
+def _wrap_in_jit_scope(statement: cst.SimpleStatementLine, ancestors: tuple) -> cst.With | None:
+    """Only the statement at the line, so the rest stays clustered; nothing inside a jit_scope already."""
+    if any(_is_jit_scope(a) for a in ancestors):
+        return None
+    return cst.With(items=[cst.WithItem(cst.parse_expression(JIT_SCOPE))],
+                    body=cst.IndentedBlock(body=[statement.with_changes(leading_lines=())]),
+                    leading_lines=statement.leading_lines)
+
+
+# Offered under auto-clustering only (Hit.fixable): jit_compile=True has no way to leave an op out.
 RULE = Rule("XLA001", "unsupported-op", "error", "The op has no XLA kernel on the target device.", check=check,
-            fix=Fix("jit-scope", "safe", "wrap the statement in jit_scope(compile_ops=False)"))
+            check_source=check_source,
+            fix=Fix("jit-scope", "safe", "wrap the statement in jit_scope(compile_ops=False)",
+                    node_edit=NodeEdit(cst.SimpleStatementLine, _wrap_in_jit_scope)))

@@ -1,12 +1,20 @@
-"""XLA002 unsupported-dtype: a kernel exists, but not for this dtype (string arguments too)."""
+"""XLA002 unsupported-dtype: a kernel exists, but not for this dtype (string arguments too).
+
+Under --static: a ``tf.string`` spec in the ``input_signature`` of a ``@tf.function``: XLA has no
+string type, whatever the body does (``check_source``).
+"""
 
 from __future__ import annotations
+
+import libcst as cst
 
 from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.branches import compiled_nodes
 from xlalint.analyses.folding import folded_nodes
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.checks.base import BY_API_NAME, Context, Hit, Pending, Rule, SourceContext
 from xlalint.opgraph import OpGraph
+from xlalint.source.index import Def, Index
+from xlalint.source.syntax import keyword
 
 NO_XLA_TYPE = frozenset({"string", "variant"})
 STRING_ARGUMENT_HINT = ("Convert strings to numbers (ids, hashes, decoded values) before the compiled function "
@@ -55,5 +63,30 @@ def check(graph: OpGraph, ctx: Context):
             )
 
 
+def check_source(index: Index, ctx: SourceContext):
+    for compiled in index.compiled:
+        if compiled.decorator is not None:
+            yield from _string_specs(index, compiled.decorator, compiled.definition)
+
+
+def _string_specs(index: Index, decorator, fn: Def):
+    """A finding for each ``tf.string`` spec of the decorator's ``input_signature``."""
+    signature = next((a.value for a in getattr(decorator, "args", ()) if keyword(a) == "input_signature"), None)
+    if not isinstance(signature, (cst.List, cst.Tuple)):
+        return
+    params = [p.name.value for p in fn.node.params.params if p.name.value not in ("self", "cls")]
+    for position, element in enumerate(signature.elements):
+        spec = element.value
+        if not isinstance(spec, cst.Call) or index.aliases.tf_api(spec.func) != "tf.TensorSpec":
+            continue
+        dtype = next((a.value for a in spec.args if keyword(a) == "dtype"), None)
+        if dtype is None and len(spec.args) > 1 and spec.args[1].keyword is None:
+            dtype = spec.args[1].value
+        if dtype is not None and index.aliases.tf_api(dtype) == "tf.string":
+            name = f"`{params[position]}`" if position < len(params) else str(position + 1)
+            yield Pending(RULE, f"argument {name} of `{fn.name}` is a string tensor (input_signature); XLA has no "
+                          f"string type ({BY_API_NAME})", STRING_ARGUMENT_HINT, spec, fn.name)
+
+
 RULE = Rule("XLA002", "unsupported-dtype", "error", "The op's XLA kernel does not accept this dtype.",
-            check=check)
+            check=check, check_source=check_source)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from xlalint.checks.base import Rule
-from xlalint.static.index import Index, Pending
-from xlalint.static.syntax import calls_run_by, keyword
+from xlalint.checks.base import Pending, Rule, SourceContext
+from xlalint.source.index import Index
+from xlalint.source.syntax import calls_run_by, keyword
 
 
 def _python_numbers(loop: cst.For | cst.CompFor) -> set[str]:
@@ -38,7 +38,7 @@ def _retraced(index: Index) -> dict[str, bool]:
                 isinstance(c.decorator, cst.Call) and any(keyword(a) == "input_signature" for a in c.decorator.args))}
 
 
-def check_source(index: Index):
+def check_source(index: Index, ctx: SourceContext):
     retraced = _retraced(index)
     compiled_defs = {id(c.definition.node) for c in index.compiled}
     for loop in index.loops if retraced else ():

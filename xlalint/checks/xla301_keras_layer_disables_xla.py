@@ -27,4 +27,5 @@ def check(graph: OpGraph, ctx: Context):
 
 
 RULE = Rule("XLA301", "keras-layer-disables-xla", "warning",
-            "A Keras layer makes Keras train and run the whole model without XLA.", check=check)
+            "A Keras layer makes Keras train and run the whole model without XLA.", check=check,
+            disables_xla=True)

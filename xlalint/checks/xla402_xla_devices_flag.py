@@ -2,7 +2,8 @@
 
 That flag only creates XLA_CPU/XLA_GPU devices; it compiles nothing. A source rule: in Python
 sources ``check_source`` finds ``os.environ`` assignments and ``setdefault``/``update``/``putenv``
-calls that set it; in shell scripts and Dockerfiles ``scan_env_file`` does, line by line.
+calls that set it; in shell scripts and Dockerfiles ``check_text`` does, line by line. The fix
+(unsafe: it turns auto-clustering on) writes ``--tf_xla_auto_jit=2`` instead, in either.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import re
 
 import libcst as cst
 
-from xlalint.checks.base import Fix, Rule
+from xlalint.checks.base import Fix, NodeEdit, Pending, Rule, SourceContext
 from xlalint.results import Finding
-from xlalint.static.index import Aliases, Index, Pending
-from xlalint.static.syntax import assign_targets, keyword, strings
+from xlalint.source.index import Aliases, Index
+from xlalint.source.syntax import assign_targets, keyword, strings
 
+FLAG, AUTO_JIT_FLAG = "--tf_xla_enable_xla_devices", "--tf_xla_auto_jit=2"
 DEVICES_FLAG = re.compile(r"(--tf_xla_enable_xla_devices)(?!=(?:false|0)\b)", re.IGNORECASE)
 SETS_FLAG = re.compile(r"TF_XLA_FLAGS\b.*?" + DEVICES_FLAG.pattern, re.IGNORECASE)
 ENV_SETTERS = frozenset({"os.environ.setdefault", "os.environ.update", "os.putenv"})
@@ -46,33 +48,34 @@ def _flags_value(aliases: Aliases, node: cst.Call | cst.Assign | cst.AugAssign) 
     return None
 
 
-def check_source(index: Index):
+def check_source(index: Index, ctx: SourceContext):
     for site in index.assigns + index.calls:
         value = _flags_value(index.aliases, site.node)
         if value is not None and any(DEVICES_FLAG.search(s) for s in strings(value)):
             yield Pending(RULE, MESSAGE, HINT, site.node, site.owner)
 
 
-RULE = Rule("XLA402", "xla-devices-flag", "warning",
-            "TF_XLA_FLAGS=--tf_xla_enable_xla_devices only creates XLA devices: it does not turn on "
-            "auto-clustering (--tf_xla_auto_jit=2 does).", stage="source", check_source=check_source,
-            fix=Fix("auto-jit-flag", "unsafe", "use --tf_xla_auto_jit=2, which turns auto-clustering on"))
-
-
-def env_file_findings(path: str, shown_path: str) -> list[Finding]:
-    """XLA402 in the shell script or Dockerfile at ``path`` (an unreadable one has nothing to say)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return scan_env_file(shown_path, handle.read())
-    except (OSError, UnicodeDecodeError):
-        return []
-
-
-def scan_env_file(path: str, text: str) -> list[Finding]:
-    """XLA402 in a shell script or Dockerfile."""
+def check_text(path: str, text: str) -> list[Finding]:
+    """The lines of a shell script or Dockerfile that set the flag."""
     findings = []
     for number, line in enumerate(text.splitlines(), 1):
         match = SETS_FLAG.search(line)
         if match and not line.lstrip().startswith("#"):
             findings.append(RULE.finding(MESSAGE, HINT, path, number, match.start(1) + 1, "<file>", fixable=True))
     return findings
+
+
+def _auto_jit_string(string: cst.SimpleString, ancestors: tuple) -> cst.SimpleString | None:
+    return string.with_changes(value=string.value.replace(FLAG, AUTO_JIT_FLAG)) if FLAG in string.value else None
+
+
+def _auto_jit_line(line: str) -> str | None:
+    return line.replace(FLAG, AUTO_JIT_FLAG) if FLAG in line else None
+
+
+RULE = Rule("XLA402", "xla-devices-flag", "warning",
+            "TF_XLA_FLAGS=--tf_xla_enable_xla_devices only creates XLA devices: it does not turn on "
+            "auto-clustering (--tf_xla_auto_jit=2 does).", stage="source", check_source=check_source,
+            check_text=check_text,
+            fix=Fix("auto-jit-flag", "unsafe", "use --tf_xla_auto_jit=2, which turns auto-clustering on",
+                    node_edit=NodeEdit(cst.SimpleString, _auto_jit_string), line_edit=_auto_jit_line))

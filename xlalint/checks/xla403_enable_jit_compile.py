@@ -1,21 +1,67 @@
 """XLA403 enable-jit-compile: a tf.function with no XLA blocker runs without XLA.
 
-A run rule: offered by the engine for each traced tf.function without ``jit_compile=True``
-and without an error-severity finding.
+An entry rule: offered for each traced tf.function without ``jit_compile=True``, without an
+error-severity finding of any rule (whatever ``--select`` shows), and that ``--verify`` did not
+see fail or return other values under XLA. The fix (unsafe: XLA changes numerics slightly) adds
+``jit_compile=True`` to the ``tf.function`` decorator of the ``def`` at the line.
 """
 
 from __future__ import annotations
 
-from xlalint.checks.base import Fix, Rule
-from xlalint.results import Finding
+import libcst as cst
+
+from xlalint.checks.base import EntryContext, Fix, NodeEdit, Rule
+from xlalint.files import display_path
+
+
+def check_entry(entry: EntryContext):
+    """The question users forget to ask is whether XLA is on at all."""
+    record = entry.record
+    verify = record.get("verify")
+    if record["kind"] != "tf.function" or record.get("jit_compile") is True or entry.blocked or (
+            verify and (not verify["compiled"] or verify["allclose"] is False)):
+        return
+    name = record["name"]
+    yield RULE.finding(f"`{name}` has no XLA blocker but runs without XLA: it could use jit_compile=True",
+                       "Add jit_compile=True to its tf.function and check speed and numerics (`xlalint --verify`).",
+                       display_path(entry.path), record["line"], 1, name, fixable=True)
+
+
+def _is_tf_function(expr: cst.BaseExpression) -> bool:
+    """``tf.function``, ``tensorflow.function`` or a bare imported ``function``."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "function"
+    return isinstance(expr, cst.Name) and expr.value == "function"
+
+
+def _with_jit_keyword(call: cst.Call) -> cst.Call:
+    """The call with ``jit_compile=True`` (replacing a jit_compile or experimental_compile value)."""
+    true = cst.Name("True")
+    keywords = ("jit_compile", "experimental_compile")
+    args = [a.with_changes(value=true, keyword=cst.Name("jit_compile")) if a.keyword and a.keyword.value in keywords
+            else a for a in call.args]
+    if not any(a.keyword and a.keyword.value in keywords for a in call.args):
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(cst.Arg(value=true, keyword=cst.Name("jit_compile"),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    return call.with_changes(args=args)
+
+
+def _enable_jit(fn: cst.FunctionDef, ancestors: tuple) -> cst.FunctionDef | None:
+    decorators, changed = [], False
+    for decorator in fn.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call) and _is_tf_function(expr.func):
+            decorator, changed = decorator.with_changes(decorator=_with_jit_keyword(expr)), True
+        elif _is_tf_function(expr):
+            decorator, changed = decorator.with_changes(decorator=_with_jit_keyword(cst.Call(func=expr))), True
+        decorators.append(decorator)
+    return fn.with_changes(decorators=decorators) if changed else None
+
 
 RULE = Rule("XLA403", "enable-jit-compile", "info",
-            "A tf.function with no XLA blocker runs without XLA: jit_compile=True is on offer.", stage="run",
-            fix=Fix("enable-jit-compile", "unsafe", "add jit_compile=True (XLA changes numerics slightly)"))
-
-
-def offer(entry: str, path: str, line: int) -> Finding:
-    """The question users forget to ask is whether XLA is on at all."""
-    return RULE.finding(f"`{entry}` has no XLA blocker but runs without XLA: it could use jit_compile=True",
-                        "Add jit_compile=True to its tf.function and check speed and numerics (`xlalint --verify`).",
-                        path, line, 1, entry, fixable=True)
+            "A tf.function with no XLA blocker runs without XLA: jit_compile=True is on offer.", stage="entry",
+            check_entry=check_entry,
+            fix=Fix("enable-jit-compile", "unsafe", "add jit_compile=True (XLA changes numerics slightly)",
+                    node_edit=NodeEdit(cst.FunctionDef, _enable_jit, anchor=lambda fn: fn.name)))

@@ -1,7 +1,8 @@
 """Source edits that resolve findings, each labelled safe or unsafe (as ruff does).
 
-A finding that can be fixed carries ``fix = {"kind", "safety", "description"}``;
-``apply`` turns a file's requested fixes into new source in one libcst pass.
+A finding that can be fixed carries its rule's ``FixOffer`` (kind, safety, description); the rule's
+``Fix`` holds the edit, and ``apply`` makes a file's requested edits in one libcst pass (``edits``),
+checks that the result parses and writes it atomically, only where ``guard`` allows.
 """
 
 from xlalint.fixes.apply import FixOutcome, apply_to_file, fix_files

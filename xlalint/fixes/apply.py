@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from xlalint.checks import fix_of
 from xlalint.files import display_path, is_env_file
-from xlalint.fixes.edits import AUTO_JIT_FLAG, DEVICES_FLAG, FixTransformer
+from xlalint.fixes.edits import FixTransformer
 from xlalint.fixes.guard import CHANGED, Guard
 from xlalint.fixes.source import Source, unified_diff
 from xlalint.notebooks import is_notebook, parse_notebook, rewrite
@@ -29,12 +30,14 @@ class FixOutcome:
 
 
 def _fix_text_file(old: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
-    """Shell scripts and Dockerfiles: the flag replaced on the reported lines."""
+    """Shell scripts and Dockerfiles: each reported line as its rule's ``line_edit`` rewrites it."""
     lines = old.split("\n")
     fixed = []
     for f in findings:
-        if f.fix["kind"] == "auto-jit-flag" and DEVICES_FLAG in lines[f.line - 1]:
-            lines[f.line - 1] = lines[f.line - 1].replace(DEVICES_FLAG, AUTO_JIT_FLAG)
+        line_edit = fix_of(f.fix.kind).line_edit
+        new = line_edit(lines[f.line - 1]) if line_edit else None
+        if new is not None:
+            lines[f.line - 1] = new
             fixed.append(f)
     return "\n".join(lines), fixed
 
@@ -56,14 +59,13 @@ def edit(path: str, data: bytes, findings: list[Finding]) -> tuple[bytes, list[F
 
 def _fix_python(path: str, text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
     """``(new text, findings fixed)`` of Python source; raises ValueError if the result would not parse."""
-    requests = {(f.fix["kind"], f.line) for f in findings}
-    transformer = FixTransformer(requests)
+    transformer = FixTransformer({(f.fix.kind, f.line): fix_of(f.fix.kind) for f in findings})
     new = MetadataWrapper(cst.parse_module(text)).visit(transformer).code
     try:
         compile(new, path, "exec")
     except SyntaxError as error:
         raise ValueError(f"the fixed source would not parse ({error.msg} at line {error.lineno})") from error
-    return new, [f for f in findings if (f.fix["kind"], f.line) in transformer.done]
+    return new, [f for f in findings if (f.fix.kind, f.line) in transformer.done]
 
 
 def apply_to_file(path: str, findings: list[Finding]) -> tuple[bytes, bytes, list[Finding]]:
@@ -125,7 +127,7 @@ def fix_files(findings: list[Finding], unsafe: bool, write: bool, guard: Guard |
     says which files may be written."""
     by_file = defaultdict(list)
     for f in findings:
-        if f.fix and (unsafe or f.fix["safety"] == "safe"):
+        if f.fix and (unsafe or f.fix.safety == "safe"):
             by_file[os.path.realpath(f.path)].append(f)
     outcomes = []
     for real, wanted in sorted(by_file.items()):

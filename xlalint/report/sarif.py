@@ -93,9 +93,9 @@ def _result(f: Finding, index: dict, root: Path, state: str | None) -> dict:
     }
     if f.related:
         result["relatedLocations"] = [
-            {"id": i, "physicalLocation": {"artifactLocation": artifact(r["path"], root),
-                                           "region": {"startLine": r["cell"]["file_line"] if r.get("cell") else r["line"]}},
-             "message": {"text": r["message"]}}
+            {"id": i, "physicalLocation": {"artifactLocation": artifact(r.path, root),
+                                           "region": {"startLine": r.cell["file_line"] if r.cell else r.line}},
+             "message": {"text": r.message}}
             for i, r in enumerate(f.related, 1)]
     if f.fingerprint:
         result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}

@@ -8,7 +8,7 @@ from itertools import groupby
 from tabulate import tabulate
 
 from xlalint.baseline import summary_lines as baseline_lines
-from xlalint.coverage import summary_lines as coverage_lines
+from xlalint.coverage import framework_off, summary_lines as coverage_lines
 from xlalint.results import Report, place
 
 COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
@@ -27,7 +27,7 @@ def emit(report: Report, color: bool = False) -> str:
         for f in findings:
             tag = _paint(f"{f.code} [{f.severity}]", f.severity, color)
             out.append(f"  {f.where}: {tag} {f.message}  ({', '.join(f.all_entries)})")
-            out.extend(f"      related: {place(r['path'], r['line'], r.get('cell'))}: {r['message']}" for r in f.related)
+            out.extend(f"      related: {place(r.path, r.line, r.cell)}: {r.message}" for r in f.related)
             out.append(_paint(f"      hint: {f.hint}", "hint", color))
         out.append("")
     for error in report.errors:
@@ -101,7 +101,7 @@ def _summary(report: Report) -> list[str]:
         f"{verdicts['compatible']} compatible, {verdicts['incompatible']} incompatible, "
         f"{verdicts['unknown']} not traceable; {len(report.errors)} file errors"
     ]
-    keras_off = {(f.path, name) for f in report.findings if f.code == "XLA301" for name in f.all_entries}  # Keras keeps XLA off
+    keras_off = framework_off(report)  # Keras keeps XLA off
     ready = [f"{e.path}::{e.name}" for e in report.entries
              if e.verdict == "compatible" and e.jit_compile is not True and (e.path, e.name) not in keras_off]
     lines += coverage_lines(report)

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from xlalint.static.syntax import dotted, keyword
+from xlalint.source.syntax import dotted, keyword
 
 if TYPE_CHECKING:
-    from xlalint.static.index import Aliases, Def, Index
+    from xlalint.source.index import Aliases, Def, Index
 
 TF_FUNCTION = frozenset({"tf.function", "tf.compat.v1.function"})
 KERAS_METHODS = frozenset({"train_step", "test_step", "predict_step", "call"})

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from xlalint.static.syntax import assign_targets, child_fields
+from xlalint.source.syntax import assign_targets, child_fields
 
 
 def leftmost_name(node: cst.CSTNode) -> cst.Name | None:

@@ -1,5 +1,5 @@
 """The libcst index of one file: its imports, definitions, calls, assignments and loops, found in
-one walk, and what a source rule reports from it (``Pending``)."""
+one walk, and the analyses source rules share (computed once per file through ``Index.analysis``)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,8 @@ from functools import cached_property
 
 import libcst as cst
 
-from xlalint.static.compiled import Compiled, find_compiled
-from xlalint.static.syntax import children, dotted
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A finding whose position is computed with all the others, at the end of the pass."""
-
-    rule: object  # the xlalint.checks Rule that reports it
-    message: str
-    hint: str
-    node: cst.CSTNode  # where it is reported: its leftmost name's line and column
-    entry: str
-    op_type: str | None = None
+from xlalint.source.compiled import Compiled, find_compiled
+from xlalint.source.syntax import children, dotted
 
 
 class Aliases:
@@ -108,6 +96,13 @@ class Index:
                 self.parents[id(child)] = node
                 stack.append((child, *inner))
         self.module_defs = {d.name: d for d in self.defs if d.module_level}
+        self._analyses: dict = {}
+
+    def analysis(self, key, compute):
+        """A derived result computed once per file: analyses that several rules share."""
+        if key not in self._analyses:
+            self._analyses[key] = compute()
+        return self._analyses[key]
 
     @cached_property
     def compiled(self) -> list[Compiled]:
