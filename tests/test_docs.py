@@ -51,7 +51,7 @@ def test_every_code_lies_in_a_documented_range():
 
 
 def test_generated_rule_page_is_up_to_date():
-    assert (REPO / "docs/rules.md").read_text() == gen_rule_docs.render(), "run python tools/gen_rule_docs.py"
+    assert (REPO / "docs/rules.md").read_text() == gen_rule_docs.render(), "docs/rules.md is out of date: run python tools/regen.py --docs-only"
 
 
 def test_readme_opens_with_install_and_test_commands():

@@ -62,6 +62,8 @@ def test_compiler_agrees_with_bad_example(rule_dir, rules_report):
         elif RULES[code].severity == "error":
             assert gt.compile_error(fn) is not None, f"{name}: XLA compiled it, but xlalint says {code}"
         else:
+            assert code in WARNING_EVIDENCE, (f"{code} is a warning about one op graph: add to WARNING_EVIDENCE "
+                                              "(or BAD_EVIDENCE) how the compiler shows what it warns about")
             assert gt.compile_error(fn) is None, f"{name}: {gt.compile_error(fn)}"
             assert WARNING_EVIDENCE[code](fn), f"{name}: the compiler shows no sign of what {code} warns about"
 

@@ -1,8 +1,7 @@
 """Rules rerun on saved op graphs, without TensorFlow, give the same answers as the live runs.
 
-The graphs in fixtures/graphs were written by
-``xlalint rules fixtures/multi_blocker.py fixtures/keras_functional.py --device cpu --save-graphs fixtures/graphs``
-(rerun it after changing the graph format or the examples).
+The graphs in fixtures/graphs are written by ``python tools/regen.py`` (rerun it after changing
+the graph format or the examples).
 """
 
 from __future__ import annotations
@@ -48,7 +47,8 @@ def found():
 
 def test_every_example_has_saved_graphs():
     sources = {json.loads(p.read_text())["path"] for p in GRAPHS}
-    assert set(GRAPH_EXAMPLES) <= sources
+    missing = sorted(set(GRAPH_EXAMPLES) - sources)
+    assert not missing, f"no saved graph of {', '.join(missing)}: run python tools/regen.py"
 
 
 @pytest.mark.parametrize("source", GRAPH_EXAMPLES)
