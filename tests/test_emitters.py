@@ -11,7 +11,7 @@ import pytest
 
 from xlalint.report import EMITTERS
 from xlalint.report.sarif import source_root
-from xlalint.results import Entry, FileError, Finding, Report, one_per_place
+from xlalint.results import Entry, FileError, Finding, Related, Report, one_per_place
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden"
@@ -31,7 +31,7 @@ def _report() -> Report:
                     "input `shape` of `Reshape` depends on the value of argument `n`, 100% of the time",
                     "Derive it from static shapes.", "src/train.py", 16, 9, "train_step", "Reshape", "Reshape",
                     entries=("train_step", "predict"),
-                    related=({"path": "src/train.py", "line": 15, "message": "`n` is not a constant: it comes from this loop"},)),
+                    related=(Related("src/train.py", 15, "`n` is not a constant: it comes from this loop"),)),
         ],
         errors=[FileError("src/broken.py", "syntax error at line 3: invalid syntax")],
     )
@@ -91,7 +91,7 @@ def test_one_finding_per_place_names_every_entry_that_reaches_it():
     def at(entry, line, message="`StringSplit` has no XLA kernel on gpu", related=()):
         return Finding("XLA001", "unsupported-op", "error", message, "h", "src/m.py", line, 5, entry,
                        "StringSplitV2", "split", related=related)
-    built = {"path": "src/m.py", "line": 3, "message": "the layer `tv` is constructed here"}
+    built = Related("src/m.py", 3, "the layer `tv` is constructed here")
     merged = one_per_place([at("model", 9, related=(built,)), at("build_model", 9, related=(built,)),
                             at("train_step", 9), at("model", 11), at("model", 9, "other message")])
     assert [(f.line, f.message[:5], f.all_entries, f.related) for f in merged] == [

@@ -7,6 +7,8 @@ import pytest
 
 from graph_builder import SUPPORT, GraphBuilder
 from xlalint.entry_findings import entry_findings
+from xlalint.results import Related, Report
+from xlalint.selection import Produced, select
 from xlalint.settings import Options
 
 VERIFIED = {"device": "cpu", "compiled": True, "error": None, "error_op": None, "allclose": True,
@@ -52,7 +54,7 @@ def test_an_op_of_a_users_layer_names_where_the_layer_was_constructed():
                             "user_code": True, "gpu_kernel": None}
     [finding] = _findings(b)
     assert (finding.code, finding.line, finding.related) == ("XLA001", 20, (
-        {"path": "/src/model.py", "line": 7, "message": "the Keras layer `callback` (Callback) is constructed here"},))
+        Related("/src/model.py", 7, "the Keras layer `callback` (Callback) is constructed here"),))
 
 
 def test_a_shape_that_can_never_be_constant_names_where_its_value_comes_from():
@@ -77,4 +79,6 @@ def test_the_offer_of_jit_compile_does_not_depend_on_which_codes_are_shown():
     everything = _findings(b)
     assert [f.code for f in everything] == ["XLA001"]
     raw = {"name": "f", "line": 1, "kind": "tf.function", "jit_compile": None, "signature": [], "graph": b.build().data}
-    assert entry_findings(raw, "/src/model.py", SUPPORT, Options(device="cpu", select=("XLA403",))) == []
+    options = Options(device="cpu", select=("XLA403",))
+    produced = [Produced(f) for f in entry_findings(raw, "/src/model.py", SUPPORT, options)]
+    assert select(Report("cpu"), produced, options, None) == []
