@@ -53,3 +53,12 @@ def test_the_check_sees_what_it_forbids(tmp_path):
     assert _violations(bad) == ["line 2: imports xlalint.checks.xla403_enable_jit_compile",
                                 "line 3: imports xlalint.checks.xla801_unused_suppression",
                                 "line 4: writes the rule code XLA901"]
+
+
+def test_the_models_rules_read_know_no_rule():
+    """``source/`` (libcst) and ``analyses/`` (op graphs) sit below ``checks/``: they never import it."""
+    layers = [p for folder in ("source", "analyses") for p in sorted((PACKAGE / folder).rglob("*.py"))]
+    importing = [str(p.relative_to(REPO)) for p in layers for node in ast.walk(ast.parse(p.read_text()))
+                 if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("xlalint.checks")
+                 or isinstance(node, ast.Import) and any(a.name.startswith("xlalint.checks") for a in node.names)]
+    assert layers and not importing, importing

@@ -18,7 +18,7 @@ from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst
 from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
 from xlalint.notebooks import in_cells
 from xlalint.opgraph import OpGraph
-from xlalint.results import Entry, FileError, Report, one_per_place
+from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.saved_graphs import save_entry
 from xlalint.selection import PENDING, Produced, select
 from xlalint.settings import Options
@@ -115,7 +115,7 @@ def _record_sources(sources: dict[str, str], paths) -> None:
             sources[path] = digest
 
 
-def source_findings(path: str, options: Options) -> list:
+def source_findings(path: str, options: Options) -> list[Finding]:
     """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow)."""
     source = libcst_source(path)
     if source is None:
