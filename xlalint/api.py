@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from xlalint.entry_findings import findings_for_traced_entry
 from xlalint.checks import resolve_codes
-from xlalint.selection import Produced, select, verdict
+from xlalint.selection import Produced, select as select_findings, verdict
 from xlalint.settings import DEFAULT_DEVICE, DEVICES, MODES, VERIFY_DEVICES, Options
 from xlalint.results import Entry, Report
 
@@ -39,7 +39,7 @@ def check(fn_or_model, *specs, device: str = DEFAULT_DEVICE, mode: str = "jit", 
     options = Options(device=device, select=resolve_codes(select, list(ignore)))
     report = Report(device=device, tensorflow=tensorflow)
     produced = [Produced(f, (0,)) for f in findings_for_traced_entry(raw, path, tensorflow, options)]
-    report.findings = select(report, produced, options, None)  # no comments: the object is checked, not a file
+    report.findings = select_findings(report, produced, options, None)  # no comments: the object is checked, not a file
     report.entries.append(Entry(report.findings[0].path if report.findings else path, raw["name"], raw["line"],
                                 verdict(report.findings), verify=raw.get("verify")))
     return report
