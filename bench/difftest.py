@@ -11,10 +11,11 @@ compiler children (``bench/agreement.py``'s protocol: import, trace, lower to HL
 concrete seeded tensors, compare with TensorFlow without XLA). A program TensorFlow itself
 refuses without XLA is invalid and not counted.
 
-Disagreements, by category: a false blocker (XLA compiles and runs it; xlalint reports an
-error), a false compatible (XLA fails; xlalint reports none), a missed line (both fail, but no
-error finding sits at the line of the op the compiler names), no verdict, and a missed silent
-difference (XLA returns another result; no XLA2xx finding). Each category's first program is
+Disagreements, by category: a false blocker (XLA compiles and runs it to TensorFlow's result;
+xlalint reports an error; an error on a program XLA runs to another result is right), a false
+compatible (XLA fails; xlalint reports none), a missed line (both fail, but no error finding
+sits at the line of the op the compiler names), no verdict, and a missed silent difference (XLA
+returns another result; xlalint reports neither an error nor an XLA2xx finding). Each category's first program is
 minimised (its steps removed one at a time, its wrapper made plain, while the disagreement
 stays) and written to ``--out``/minimised/ as a corpus-shaped case.
 
@@ -178,13 +179,13 @@ def _category(row: dict, errors: list[dict], findings: list[dict]) -> str | None
         return None
     if verdict not in ("incompatible", "compatible"):
         return "no verdict"
-    if outcome in ("compiles", "differs") and verdict == "incompatible":
+    if outcome == "compiles" and verdict == "incompatible":
         return "false blocker: " + ", ".join(sorted({f"{f['code']} {f['op_type'] or ''}".strip() for f in errors}))
     if outcome == "fails" and verdict == "compatible":
         return f"false compatible: {row['compiler_op'] or row['compiler_error'][:60]}"
     if outcome == "fails" and row["compiler_line"] and row["compiler_line"] not in {f["line"] for f in errors}:
         return f"missed line: {row['compiler_op'] or '?'}"
-    if outcome == "differs" and not any(f["code"].startswith("XLA2") for f in findings):
+    if outcome == "differs" and verdict == "compatible" and not any(f["code"].startswith("XLA2") for f in findings):
         return f"missed silent difference: {', '.join(row['steps'])}"
     return None
 
