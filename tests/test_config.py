@@ -22,8 +22,8 @@ def _project(tmp_path, table: str):
 def test_config_is_found_upward_and_validated(tmp_path):
     src = _project(tmp_path, 'device = "cpu"\ntimeout = 30\nmax-memory = 4096\nselect = ["XLA0"]\ncache-max-mb = 64')
     config = load_config(find_config([str(src / "blockers.py")]))
-    assert (config.device, config.timeout, config.max_memory, config.select, config.cache_max_mb) == (
-        "cpu", 30.0, 4096, ["XLA0"], 64)
+    assert config.values == {"device": "cpu", "timeout": 30.0, "max_memory": 4096, "select": ["XLA0"],
+                             "cache_max_mb": 64}
 
 
 @pytest.mark.parametrize("table, message", [

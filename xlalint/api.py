@@ -11,41 +11,47 @@ imported here only when ``check`` is called).
 
 from __future__ import annotations
 
-from xlalint.entry_findings import findings_for_traced_entry
-from xlalint.checks import resolve_codes
-from xlalint.selection import Produced, select as select_findings, verdict
-from xlalint.settings import DEFAULT_DEVICE, DEVICES, MODES, VERIFY_DEVICES, Options
+from typing import Any
+
+from xlalint import settings
+from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings
+from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, Report
+from xlalint.selection import Produced, select as select_findings, verdict
+from xlalint.sourcemap import Location
+from xlalint.support import load_support
+
+DEVICE, MODE = settings.BY_NAME["device"].default, settings.BY_NAME["mode"].default
 
 
-def check(fn_or_model, *specs, device: str = DEFAULT_DEVICE, mode: str = "jit", select=None, ignore=(),
-          verify: str | None = None) -> Report:
+def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE, select: list[str] | None = None,
+          ignore: list[str] | tuple[str, ...] = (), verify: str | None = None) -> Report:
     """Trace ``fn_or_model`` and run every rule on it.
 
     ``specs`` give the arguments: spec strings (``"float32[8,16]"``), ``tf.TensorSpec``s or
     example tensors/arrays. Without them a ``tf.function`` needs an ``input_signature`` and a
-    Keras model uses its inputs. ``verify`` ("auto", "cpu" or "gpu") also compiles and runs it
-    with and without XLA: ``report.entries[0].verify`` (fields in docs/verify.md).
+    Keras model uses its inputs. The settings mean what their flags do (``xlalint --help``):
+    ``mode="autocluster"`` also predicts the clusters (``report.entries[0].autocluster``);
+    ``verify`` ("auto", "cpu" or "gpu") also compiles and runs it with and without XLA:
+    ``report.entries[0].verify`` (fields in docs/verify.md).
     """
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    given = {"device": device, "mode": mode, "select": select, "ignore": list(ignore) or None, "verify": verify}
+    options = settings.options(settings.merge(settings.checked(given), {}))
     from xlalint.backend.inprocess import trace_object
 
-    if verify is not None and verify not in VERIFY_DEVICES:
-        raise ValueError(f"verify must be auto, cpu or gpu, not {verify!r}")
-    raw, path, tensorflow = trace_object(fn_or_model, specs, verify)
-    options = Options(device=device, select=resolve_codes(select, list(ignore)))
-    report = Report(device=device, tensorflow=tensorflow)
-    produced = [Produced(f, (0,)) for f in findings_for_traced_entry(raw, path, tensorflow, options)]
+    raw, path, tensorflow = trace_object(fn_or_model, specs, options.verify)
+    support, graph = load_support(tensorflow), OpGraph(raw["graph"] or NO_GRAPH)  # trace_object always has one
+    clusters = autocluster(graph, support, options, Location(path, raw["line"])) if options.mode == "autocluster" \
+        else None
+    report = Report(device=options.device, tensorflow=tensorflow)
+    produced = [Produced(f, (0,)) for f in entry_findings(raw, path, support, options, graph)]
     report.findings = select_findings(report, produced, options, None)  # no comments: the object is checked, not a file
     report.entries.append(Entry(report.findings[0].path if report.findings else path, raw["name"], raw["line"],
-                                verdict(report.findings), verify=raw.get("verify")))
+                                verdict(report.findings), verify=raw.get("verify"), autocluster=clusters))
     return report
 
 
-def assert_xla_compatible(fn_or_model, *specs, device: str = DEFAULT_DEVICE, **kwargs) -> Report:
+def assert_xla_compatible(fn_or_model: Any, *specs: Any, device: str = DEVICE, **kwargs: Any) -> Report:
     """Fail (AssertionError) when anything blocks XLA; the message lists every finding with its line."""
     report = check(fn_or_model, *specs, device=device, **kwargs)
     if not report.ok:

@@ -13,10 +13,10 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from xlalint import __version__
 from xlalint.files import read_source
 from xlalint.notebooks import is_notebook
 from xlalint.results import Finding
+from xlalint.version import VERSION
 
 FORMAT = 1  # the baseline file's "version"
 FIELDS = ("code", "path", "line", "entry", "op_type", "message")  # kept for people reading the file
@@ -74,7 +74,7 @@ def write_baseline(path: str, findings: list[Finding]) -> int:
     """Record ``findings`` (fingerprinted) in ``path``; returns how many."""
     records = sorted(({"fingerprint": f.fingerprint, **{k: getattr(f, k) for k in FIELDS}} for f in findings),
                      key=lambda r: (r["path"], r["line"], r["code"], r["fingerprint"]))
-    data = {"version": FORMAT, "xlalint": __version__, "findings": records}
+    data = {"version": FORMAT, "xlalint": VERSION, "findings": records}
     try:
         with open(path, "w", encoding="utf-8") as out:
             json.dump(data, out, indent=2)

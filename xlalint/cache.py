@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from xlalint import __version__
+from xlalint.version import VERSION
 from xlalint.files import file_digest
 from xlalint.support import installed_version
 from xlalint.wire import FORMAT
@@ -98,7 +98,7 @@ def clear(directory: str | Path) -> tuple[int, int]:
 class ResultCache:
     def __init__(self, directory: str | Path, tensorflow: str | None, max_mb: int = DEFAULT_MAX_MB):
         self.directory = Path(directory)
-        self.salt = {"xlalint": __version__, "graph": FORMAT, "tensorflow": tensorflow,
+        self.salt = {"xlalint": VERSION, "graph": FORMAT, "tensorflow": tensorflow,
                      "keras": installed_version("keras"), "tf_keras": installed_version("tf-keras"),
                      "python": sys.version.split()[0]}
         self.max_bytes = max_mb * 2**20  # 0: no limit

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import signal
 import sys
 from pathlib import Path
 
-from xlalint import __version__
 from xlalint.engine import analyze, static_report
 from xlalint.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
-from xlalint.cache import DEFAULT_MAX_MB, clear
-from xlalint.checks import resolve_codes
+from xlalint.cache import clear
 from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.coverage import below
 from xlalint.report import EMITTERS
 from xlalint.results import Report
 from xlalint.progress import progress_for
 from xlalint.specs import SpecError, parse_spec
-from xlalint.settings import DEFAULT_DEVICE, DEVICES, MODES, VERIFY_DEVICES, Options
+from xlalint import settings
+from xlalint.settings import BY_NAME, SETTINGS, SWITCH, VERIFY_DEVICES, Options
 from xlalint.support import cache_dir
+from xlalint.version import VERSION
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -32,25 +31,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
-
-def _number(kind, test, wanted: str):
-    """An argparse type: ``kind(text)`` when ``test`` accepts it, else an error saying what is ``wanted``."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not test(value):
-            raise argparse.ArgumentTypeError(f"{text!r} is not {wanted}")
-        return value
-    return parse
-
-
-SECONDS = _number(float, lambda v: 0 < v < math.inf, "a positive number of seconds")
-COUNT = _number(int, lambda v: v > 0, "a positive whole number")
-MEGABYTES = _number(int, lambda v: v >= 0, "a number of MB (0: no limit)")
-PERCENT = _number(float, lambda v: 0 <= v <= 100, "a percentage from 0 to 100")
 
 
 def _verify_alone(argv: list[str]) -> list[str]:
@@ -79,70 +59,41 @@ def _check_parser() -> argparse.ArgumentParser:
                         "(default: the entries in [tool.xlalint], else .)")
     parser.add_argument("--spec", action="append", default=[], metavar="DTYPE[DIMS]",
                         help='argument spec for every FILE::NAME given, in order, e.g. "float32[8,224,224,3]"')
-    parser.add_argument("--device", choices=DEVICES, help=f"target XLA device (default: {DEFAULT_DEVICE})")
-    parser.add_argument("--mode", choices=MODES,
-                        help="jit (default): what if each entry had jit_compile=True; autocluster: also predict "
-                        "the clusters TF_XLA_FLAGS=--tf_xla_auto_jit=2 would form (docs/autocluster.md)")
     parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
-    parser.add_argument("--timeout", type=SECONDS, help="seconds to import and trace one file (default: 120)")
-    parser.add_argument("--max-memory", type=MEGABYTES, metavar="MB",
-                        help="resident memory a tracing worker may use; a file that needs more gets an error "
-                        "(default: 8192; 0: no limit)")
-    parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
-    parser.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to skip")
-    parser.add_argument("--skip-untraceable", action="store_true",
-                        help="skip named files without TensorFlow or entry points instead of reporting them "
-                        "(for pre-commit, which passes every changed file)")
     parser.add_argument("--static", action="store_true",
                         help="fast mode for pre-commit: find blockers by API name with libcst; never imports "
                         "TensorFlow or runs your code (fewer findings than the full analysis)")
-    parser.add_argument("--verify", nargs="?", const="auto", choices=VERIFY_DEVICES,
-                        help="also compile and run each entry with and without XLA (on the GPU when there "
-                        "is one, else the CPU; or the device given) and report agreement, numerics, "
-                        "compile time, step time, memory; a value that is no device is a PATH")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
     parser.add_argument("--fix-outside", action="store_true",
                         help="with --fix or --diff: also edit files outside the given paths (e.g. a helper "
                         "module a checked file imports, or the target of a symbolic link)")
-    parser.add_argument("--jobs", "-j", type=COUNT, default=1, metavar="N",
-                        help="trace files in N worker processes at once (default: 1)")
     parser.add_argument("--no-cache", action="store_true", help="trace every file again")
-    parser.add_argument("--cache-dir", metavar="DIR",
-                        help="where results of unchanged files are kept (default: ~/.cache/xlalint/results)")
-    parser.add_argument("--cache-max-mb", type=MEGABYTES, metavar="MB",
-                        help="size of the result cache; least recently used results go first "
-                        f"(default: {DEFAULT_MAX_MB}; 0: no limit)")
     parser.add_argument("--clear-cache", action="store_true",
                         help="delete the cached results, then check the PATHs given, if any")
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="report only findings not recorded in FILE (written by --write-baseline); "
-                        "recorded ones that went away are listed as fixed")
     parser.add_argument("--write-baseline", metavar="FILE",
                         help="record this run's findings in FILE; later runs with --baseline FILE report only new ones")
-    parser.add_argument("--min-coverage", type=PERCENT, metavar="PERCENT",
-                        help="fail when fewer than PERCENT of the traced ops run under XLA (docs/coverage.md)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress on stderr (otherwise a status line on a terminal, one line per file in logs)")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
-    parser.add_argument("--save-graphs", metavar="DIR",
-                        help="write each traced entry's op graph as JSON (for bug reports and TF-free tests)")
-    parser.add_argument("--version", action="version", version=f"xlalint {__version__}")
+    parser.add_argument("--version", action="version", version=f"xlalint {VERSION}")
+    group = parser.add_argument_group("settings", "each also a [tool.xlalint] key where one is named")
+    for setting in SETTINGS:
+        if not setting.flags:
+            continue
+        if setting.kind is SWITCH:
+            group.add_argument(*setting.flags, dest=setting.name, action="store_true", default=None,
+                               help=setting.help_text())
+            continue
+        group.add_argument(*setting.flags, dest=setting.name, metavar=setting.metavar, help=setting.help_text(),
+                           choices=setting.choices, type=None if setting.choices else setting.kind.from_text,
+                           **({"nargs": "?", "const": setting.const} if setting.const else {}))
     return parser
-
-
-def _first(*values):
-    """The first value that is set (a flag, then the config file, then the default)."""
-    return next(v for v in values if v is not None)
 
 
 def _cache_directory(args) -> str:
     return args.cache_dir or str(cache_dir() / "results")
-
-
-def _codes_list(text: str | None) -> list[str] | None:
-    return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
 
 
 def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
@@ -159,36 +110,26 @@ def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
 
 
 def _options(args, parser) -> tuple[list[str], Options]:
+    """The paths to check and the run's options: flags, else [tool.xlalint], else the defaults."""
+    given = {setting.name: getattr(args, setting.name) for setting in SETTINGS if setting.flags}
     try:
         for spec in args.spec:
             parse_spec(spec)
         config = load_config(Path(args.config) if args.config else find_config(args.paths))
-        codes = resolve_codes(_codes_list(args.select) or config.select,
-                              _codes_list(args.ignore) or config.ignore)
+        from_config = {k: v for k, v in config.values.items() if not (args.static and k == "min_coverage")}
+        values = settings.merge(given, from_config)
+        values["cache_dir"] = None if args.no_cache else _cache_directory(args)
+        run = settings.options(values, root=str(config.root), progress=progress_for(sys.stderr, args.quiet))
     except (SpecError, ConfigError, ValueError) as error:
         parser.error(str(error))
     if args.spec and not any("::" in p for p in args.paths):
         parser.error("--spec needs a target named as FILE::NAME")
     declared = config_targets(config)
-    paths, targets, only_named = _targets(args.paths or list(declared) or ["."], args.spec)
+    paths, run.targets, run.only_named = _targets(args.paths or list(declared) or ["."], args.spec)
     for path, named in declared.items():  # the config's entries join whenever their file is checked
         for name, specs in named.items():
-            targets.setdefault(path, {}).setdefault(name, specs)
-    options = Options(
-        device=args.device or config.device or DEFAULT_DEVICE,
-        timeout=args.timeout or config.timeout or 120.0,
-        max_memory=_first(args.max_memory, config.max_memory, Options.max_memory),
-        select=codes, targets=targets, only_named=only_named, save_graphs=args.save_graphs,
-        per_file_ignores={glob: [c.upper() for c in codes_] for glob, codes_ in config.per_file_ignores.items()},
-        root=str(config.root), exclude=tuple(config.exclude), skip_untraceable=args.skip_untraceable,
-        progress=progress_for(sys.stderr, args.quiet), verify=args.verify,
-        cache_dir=None if args.no_cache else _cache_directory(args),
-        cache_max_mb=_first(args.cache_max_mb, config.cache_max_mb, DEFAULT_MAX_MB),
-        jobs=args.jobs, mode=args.mode or config.mode or "jit",
-    )
-    args.baseline = args.baseline or (config.baseline and str(config.root / config.baseline))
-    args.min_coverage = _first(args.min_coverage, None if args.static else config.min_coverage, 0.0)
-    return paths, options
+            run.targets.setdefault(path, {}).setdefault(name, specs)
+    return paths, run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,11 +154,11 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_OK
     paths, options = _options(args, parser)
     if args.static and (args.verify or args.save_graphs or args.spec or any("::" in p for p in args.paths)
-                        or args.min_coverage):
+                        or options.min_coverage):
         parser.error("--static checks source text only: FILE::NAME, --spec, --verify, --save-graphs and "
                      "--min-coverage need tracing")
     try:  # a bad baseline is a usage error before the long run, not after it
-        known = read_baseline(args.baseline) if args.baseline and not args.write_baseline else None
+        known = read_baseline(options.baseline) if options.baseline and not args.write_baseline else None
     except BaselineError as error:
         parser.error(str(error))
     try:
@@ -234,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         options.progress.clear()
     report.findings = with_fingerprints(report.findings, options.root)
     try:
-        _baseline(report, args, known)
+        _baseline(report, args, options.baseline, known)
     except BaselineError as error:  # the baseline file could not be written
         parser.error(str(error))
     if args.diff or args.fix:
@@ -244,13 +185,13 @@ def main(argv: list[str] | None = None) -> int:
         print(EMITTERS["text"](report, color=color))
     else:
         print(EMITTERS[args.format](report))
-    failure = below(report, args.min_coverage) if args.min_coverage else None
+    failure = below(report, options.min_coverage) if options.min_coverage else None
     if failure:
         print(f"xlalint: {failure}", file=sys.stderr)
     return max(_exit_code(report), EXIT_FINDINGS if failure else EXIT_OK)
 
 
-def _baseline(report: Report, args, known: list[dict] | None) -> None:
+def _baseline(report: Report, args, baseline: str | None, known: list[dict] | None) -> None:
     """--write-baseline records the findings (all then known); --baseline keeps only new ones."""
     if args.write_baseline:
         count = write_baseline(args.write_baseline, report.findings)
@@ -258,7 +199,7 @@ def _baseline(report: Report, args, known: list[dict] | None) -> None:
             print(f"xlalint: recorded {count} finding(s) in {args.write_baseline}", file=sys.stderr)
         known = read_baseline(args.write_baseline)
     if known is not None:
-        report.findings, report.baseline = apply_baseline(report.findings, known, args.write_baseline or args.baseline)
+        report.findings, report.baseline = apply_baseline(report.findings, known, args.write_baseline or baseline)
 
 
 class Interrupted(Exception):
@@ -321,7 +262,8 @@ def _ops_main(argv: list[str]) -> int:
 
     parser = _Parser(prog="xlalint ops", description="Print the XLA support table.")
     parser.add_argument("ops", nargs="*", metavar="OP", help="op types to show (default: all)")
-    parser.add_argument("--device", choices=DEVICES, default=DEFAULT_DEVICE)
+    device = BY_NAME["device"]
+    parser.add_argument("--device", choices=device.choices, default=device.default)
     args = parser.parse_args(argv)
     text, code = render(load_support(installed_tensorflow()), args.device, args.ops)
     print(text)

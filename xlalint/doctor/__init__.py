@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-from xlalint import __version__
+from xlalint.version import VERSION
 from xlalint.doctor.flags import VARIABLES, check_flags, known_flags, split_flags
 from xlalint.doctor.gpu_checks import toolchain_checks
 from xlalint.doctor.model import OK, PROBLEM, SKIPPED, Check, DeviceResult, Diagnosis
@@ -62,7 +62,7 @@ def diagnose(device: str = "all", require: str | None = None, env: dict | None =
     if probe is None:
         check = Check("tensorflow", PROBLEM, f"TensorFlow does not start: {error}",
                       "pip install tensorflow (or tensorflow[and-cuda] for GPUs)")
-        return Diagnosis(__version__, None, [check], [DeviceResult(d, "broken", detail=error) for d in wanted],
+        return Diagnosis(VERSION, None, [check], [DeviceResult(d, "broken", detail=error) for d in wanted],
                          _required(device, require, set()))
     checks = build_checks(probe)
     table = known_flags(probe["tensorflow"], probe["tensorflow_dir"], clean)
@@ -73,7 +73,7 @@ def diagnose(device: str = "all", require: str | None = None, env: dict | None =
     required = _required(device, require, {r.device for r in results if r.xla != "absent"})
     checks += [c for r in results for c in _smoke_checks(r, r.device in required, probe["build"])]
     checks.append(cache_check(env, results))
-    return Diagnosis(__version__, probe["tensorflow"], checks, results, required)
+    return Diagnosis(VERSION, probe["tensorflow"], checks, results, required)
 
 
 def _required(device: str, require: str | None, present: set) -> tuple[str, ...]:

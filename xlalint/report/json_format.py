@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from xlalint import __version__
+from xlalint.version import VERSION
 from xlalint.coverage import coverage
 from xlalint.results import Report
 
@@ -12,7 +12,7 @@ from xlalint.results import Report
 def emit(report: Report) -> str:
     return json.dumps(
         {
-            "xlalint": __version__,
+            "xlalint": VERSION,
             "tensorflow": report.tensorflow,
             "device": report.device,
             "entries": [e.to_json() for e in report.entries],

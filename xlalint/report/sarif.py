@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import quote
 
-from xlalint import __version__
+from xlalint.version import VERSION
 from xlalint.checks import RULES
 from xlalint.results import Finding, Report
 
@@ -120,7 +120,7 @@ def emit(report: Report) -> str:
     if report.interrupted:
         notifications.append({"level": "error", "message": {
             "text": f"the run was cut short by {report.interrupted}: the results are incomplete"}})
-    driver = {"name": "xlalint", "version": __version__, "informationUri": base,
+    driver = {"name": "xlalint", "version": VERSION, "informationUri": base,
               "rules": [_rule(code, base) for code in used]}
     run = {
         "tool": {"driver": {k: v for k, v in driver.items() if v is not None}},
