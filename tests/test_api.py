@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import groundtruth as gt
 import xlalint
-from conftest import REPO
+from conftest import REPO, run_json
 
 FIXTURES = REPO / "fixtures"
 
@@ -57,8 +57,10 @@ def test_assert_xla_compatible_lists_findings_or_passes():
 
 
 def test_check_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="device"):
+    with pytest.raises(ValueError, match="device must be one of cpu, gpu, tpu, not 'fpga'"):
         xlalint.check(lambda x: x, "float32[2]", device="fpga")
+    with pytest.raises(ValueError, match="mode must be one of jit, autocluster, not 'auto'"):
+        xlalint.check(lambda x: x, "float32[2]", mode="auto")
     with pytest.raises(ValueError, match="input_signature"):
         xlalint.check(tf.function(lambda x: x))
 
@@ -69,3 +71,21 @@ def test_check_can_verify_in_process():
     verify = report.entries[0].verify
     assert verify["compiled"] is True and verify["allclose"] is True and verify["device"] == "CPU:0"
     assert not [f for f in report.findings if f.code.startswith("XLA9")]
+
+
+def test_check_in_autocluster_mode_predicts_the_clusters_the_command_line_predicts():
+    path = FIXTURES / "autocluster/split_by_numpy_function.py"
+    fn = gt.load_module(path).split_by_numpy_function
+    jit, auto = xlalint.check(fn, device="cpu"), xlalint.check(fn, device="cpu", mode="autocluster")
+    cli, _ = run_json(f"{path}::split_by_numpy_function", "--device", "cpu", "--mode", "autocluster", "--no-cache")
+    [expected] = cli["entries"]
+    predicted = auto.entries[0].autocluster
+    assert jit.entries[0].autocluster is None and predicted["clusters"]
+    for key in ("clusters", "compiled_ops", "total_ops"):
+        assert predicted[key] == expected["autocluster"][key], key
+    assert [(s["op_type"], s["line"]) for s in predicted["splitters"]] == [
+        (s["op_type"], s["line"]) for s in expected["autocluster"]["splitters"]]
+    # under auto-clustering the blocker can be left out of the clusters: a jit_scope fix, as the CLI offers
+    assert [f.fix for f in jit.findings if f.code == "XLA001"] == [None]
+    assert [f.fix for f in auto.findings if f.code == "XLA001"] == [
+        f["fix"] for f in cli["findings"] if f["code"] == "XLA001"] != [None]
