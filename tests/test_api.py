@@ -9,7 +9,9 @@ import tensorflow as tf
 
 import groundtruth as gt
 import xlalint
-from conftest import REPO, run_json
+from helpers import REPO, run_json
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 FIXTURES = REPO / "fixtures"
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO
+from helpers import REPO
 from graph_builder import GraphBuilder
 from xlalint.autocluster import flattened_ops, predict_clusters
 from xlalint.autocluster.dag import DynamicDag

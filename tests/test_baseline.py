@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import REPO, run_json, run_without_tf, run_xlalint
+import pytest
+
+from helpers import REPO, run_json, run_without_tf, run_xlalint
 
 from xlalint.baseline import apply_baseline, with_fingerprints
 from xlalint.results import Finding
@@ -30,6 +32,7 @@ def preprocess_and_score(features, label_ids):
 '''
 
 
+@pytest.mark.tf
 def test_baseline_round_trip_reports_only_the_new_blocker(tmp_path):
     project = tmp_path / "project"
     project.mkdir()

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
-from conftest import REPO, run_json, run_xlalint
+import pytest
+
+from helpers import REPO, run_json, run_xlalint
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 GROWS = """import numpy as np
 import tensorflow as tf

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import run_json, run_without_tf
+from helpers import run_json, run_without_tf
 from xlalint.cache import ResultCache
 
 BLOCK_TF = "import sys\nsys.modules['tensorflow'] = None\n"  # any TensorFlow import now fails
@@ -38,6 +38,7 @@ def _codes(report):
     return sorted((f["code"], f["path"].rsplit("/", 1)[-1], f["line"]) for f in report["findings"])
 
 
+@pytest.mark.tf
 def test_unchanged_file_is_answered_without_tensorflow(tmp_path):
     no_tf = _project(tmp_path)
     cache = ["--cache-dir", str(tmp_path / "cache"), "--device", "cpu"]
@@ -49,6 +50,7 @@ def test_unchanged_file_is_answered_without_tensorflow(tmp_path):
     assert "TensorFlow is not installed" in blocked["errors"][0]["message"]
 
 
+@pytest.mark.tf
 def test_an_edit_to_the_file_or_an_imported_module_is_never_served_stale(tmp_path):
     _project(tmp_path)
     cache = ["--cache-dir", str(tmp_path / "cache"), "--device", "cpu"]
@@ -61,6 +63,7 @@ def test_an_edit_to_the_file_or_an_imported_module_is_never_served_stale(tmp_pat
     assert ("XLA001", "model.py", 7) in _codes(report)
 
 
+@pytest.mark.tf
 def test_a_damaged_entry_is_traced_again(tmp_path):
     _project(tmp_path)
     cache = ["--cache-dir", str(tmp_path / "cache"), "--device", "cpu"]
@@ -71,6 +74,7 @@ def test_a_damaged_entry_is_traced_again(tmp_path):
     assert again["findings"] == first["findings"] and again["entries"] == first["entries"] and code == 1
 
 
+@pytest.mark.tf
 def test_options_are_part_of_the_key(tmp_path):
     _project(tmp_path)
     cache = ["--cache-dir", str(tmp_path / "cache")]

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import REPO, run_json, run_without_tf, run_xlalint
+from helpers import REPO, run_json, run_without_tf, run_xlalint
 from xlalint.config import ConfigError, find_config, load_config
 
 
@@ -52,6 +52,7 @@ def test_bad_config_names_the_key(tmp_path, table, message):
     assert done.returncode == 2 and message in done.stderr
 
 
+@pytest.mark.tf
 def test_config_entries_specs_ignores_and_flag_override(tmp_path):
     src = _project(tmp_path, "\n".join([
         'device = "cpu"',

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import REPO, run_json, run_without_tf, run_xlalint
+from helpers import REPO, run_json, run_without_tf, run_xlalint
 
 from xlalint.coverage import auto_jit_sites, below, coverage, summary_lines
 from xlalint.results import Entry, Finding, Report
@@ -17,6 +17,7 @@ from xlalint.results import Entry, Finding, Report
 HAND_COUNTED = [("scaled", "jit_compile", True, 3, 3), ("shifted", None, True, 2, 0), ("printed", None, False, 3, 0)]
 
 
+@pytest.mark.tf
 def test_coverage_of_traced_entries_matches_the_hand_count(tmp_path):
     report, code = run_json("fixtures/coverage/model.py", "--min-coverage", "40", "--cache-dir", str(tmp_path))
     data = report["coverage"]
@@ -34,6 +35,7 @@ def test_coverage_of_traced_entries_matches_the_hand_count(tmp_path):
     assert done.stderr == ""
 
 
+@pytest.mark.tf
 def test_progress_lines_in_a_log_and_quiet(tmp_path):
     done = run_xlalint("fixtures/coverage/model.py", "fixtures/multi_blocker.py", "--no-cache")
     lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
@@ -42,6 +44,7 @@ def test_progress_lines_in_a_log_and_quiet(tmp_path):
     assert "\r" not in done.stderr and "\033" not in done.stderr
 
 
+@pytest.mark.tf
 def test_auto_clustering_found_in_a_script_counts_its_predicted_share():
     # train.py::step: Sin, Mul, AddV2, Cos, Sub, Unique, Sum = 7 ops. Unique is never auto-clustered;
     # the Sum after it would be a cluster of one op (under 4: dropped): 5 ops are compiled.

@@ -13,7 +13,9 @@ import pytest
 import tensorflow as tf
 
 import groundtruth as gt
-from conftest import REPO, run_json
+from helpers import REPO, run_json
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 FIXTURES = REPO / "fixtures" / "discovery"
 

@@ -7,7 +7,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from conftest import REPO
+from helpers import REPO
 
 sys.path.insert(0, str(REPO / "tools"))
 

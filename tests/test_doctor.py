@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_without_tf, run_xlalint
+from helpers import run_without_tf, run_xlalint
 
 from xlalint.doctor.flags import autoclustering, check_flags, library_names, parse_help, split_flags
 from xlalint.doctor.gpu_checks import toolchain_checks
@@ -218,6 +218,7 @@ def doctor_json(*args, env=None) -> tuple[dict, int]:
     return json.loads(done.stdout), done.returncode
 
 
+@pytest.mark.tf
 def test_real_cpu_smoke_test_compiles_runs_and_agrees():
     report, code = doctor_json("--device", "cpu")
     assert code == 0 and report["ok"] and report["required"] == ["cpu"]
@@ -230,6 +231,7 @@ def test_real_cpu_smoke_test_compiles_runs_and_agrees():
     assert set(report) >= {"xlalint", "tensorflow", "checks", "devices"}
 
 
+@pytest.mark.tf
 def test_real_unknown_flag_aborts_tensorflow_and_is_reported():
     report, code = doctor_json("--device", "cpu", env={"TF_XLA_FLAGS": "--tf_xla_bogus=1"})
     checks = {c["name"]: c for c in report["checks"]}
@@ -238,6 +240,7 @@ def test_real_unknown_flag_aborts_tensorflow_and_is_reported():
     assert cpu["xla"] == "broken" and "Unknown flag in TF_XLA_FLAGS: --tf_xla_bogus=1" in cpu["detail"]
 
 
+@pytest.mark.tf
 def test_real_xla_devices_flag_and_required_gpu():
     # GPUs hidden: the "no GPU" variant on every machine (a machine with one runs bench/gpu_check.sh)
     report, code = doctor_json("--require", "gpu", env={"TF_XLA_FLAGS": "--tf_xla_enable_xla_devices",
@@ -249,6 +252,7 @@ def test_real_xla_devices_flag_and_required_gpu():
     assert {d["device"]: d["xla"] for d in report["devices"]} == {"cpu": "ok", "gpu": "absent"}
 
 
+@pytest.mark.tf
 def test_real_persistent_cache_serves_a_second_process(tmp_path):
     flags = f"--tf_xla_persistent_cache_directory={tmp_path / 'cache'}"
     report, code = doctor_json("--device", "cpu", env={"TF_XLA_FLAGS": flags})

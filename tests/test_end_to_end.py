@@ -6,7 +6,9 @@ import pytest
 import tensorflow as tf
 
 import groundtruth as gt
-from conftest import REPO, run_json, run_xlalint
+from helpers import REPO, run_json, run_xlalint
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 FIXTURES = REPO / "fixtures"
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO, run_json, run_xlalint
+from helpers import REPO, run_json, run_xlalint
 from xlalint.fixes import fix_files
 from xlalint.fixes.apply import apply_to_file
 from xlalint.results import Finding, FixOffer
@@ -26,6 +26,7 @@ def _finding(path, line, kind, safety="unsafe") -> Finding:
                    fix=FixOffer(kind, safety, "d"))
 
 
+@pytest.mark.tf
 def test_unsafe_fix_enables_jit_compile_and_the_compiler_agrees(tmp_path):
     import groundtruth as gt  # imports TensorFlow: kept out of collection
     target = tmp_path / "model.py"
@@ -55,6 +56,7 @@ def test_unsafe_fix_enables_jit_compile_and_the_compiler_agrees(tmp_path):
         fn(*gt.make_args(fn))  # compiles and runs under XLA
 
 
+@pytest.mark.tf
 def test_diff_shows_and_changes_nothing(tmp_path):
     target = tmp_path / "model.py"
     shutil.copy(GOOD, target)
@@ -121,6 +123,7 @@ def test_fixes_always_parse_and_are_idempotent(tmp_path_factory, functions):
     assert apply_to_file(str(path), findings)[1] == once
 
 
+@pytest.mark.tf
 def test_split_suggestion_for_jit_compile_functions():
     import groundtruth as gt  # imports TensorFlow: kept out of collection
     from xlalint.fixes.split import split_suggestion
@@ -136,6 +139,7 @@ def test_split_suggestion_for_jit_compile_functions():
     assert gt.compile_error(fn) is not None
 
 
+@pytest.mark.tf
 def test_devices_flag_in_shell_scripts_and_dockerfiles_is_found_and_fixed(tmp_path):
     (tmp_path / "Dockerfile").write_text(
         'FROM python:3.11\nENV TF_XLA_FLAGS="--tf_xla_enable_xla_devices"\n# TF_XLA_FLAGS=--tf_xla_enable_xla_devices\n')
@@ -153,6 +157,7 @@ def test_devices_flag_in_shell_scripts_and_dockerfiles_is_found_and_fixed(tmp_pa
     assert report["findings"] == []
 
 
+@pytest.mark.tf
 def test_jit_scope_fix_under_autocluster_marks_exactly_the_blocking_ops(tmp_path):
     import groundtruth as gt  # imports TensorFlow: kept out of collection
     target = tmp_path / "m.py"
@@ -240,6 +245,7 @@ def fixed_project(tmp_path_factory):
     return root, originals, done
 
 
+@pytest.mark.tf
 def test_fix_keeps_crlf_and_mixed_line_endings(fixed_project):
     root, originals, _ = fixed_project
     for name in ("proj/crlf.py", "proj/mixed.py"):
@@ -247,6 +253,7 @@ def test_fix_keeps_crlf_and_mixed_line_endings(fixed_project):
     assert (root / "proj/crlf.py").read_bytes().count(b"\r\n") == 5
 
 
+@pytest.mark.tf
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another owner needs root")
 def test_fix_keeps_owner_and_mode(fixed_project):
     root, originals, _ = fixed_project
@@ -255,6 +262,7 @@ def test_fix_keeps_owner_and_mode(fixed_project):
     assert (root / "proj/owned.py").read_bytes() == originals["proj/owned.py"].replace(SIGNATURE, WITH_JIT)
 
 
+@pytest.mark.tf
 def test_fix_refuses_a_read_only_file(fixed_project):
     root, originals, done = fixed_project
     assert "proj/readonly.py: not fixed: the file is read-only\n" in done.stderr
@@ -262,6 +270,7 @@ def test_fix_refuses_a_read_only_file(fixed_project):
     assert stat.S_IMODE(os.stat(root / "proj/readonly.py").st_mode) == 0o444
 
 
+@pytest.mark.tf
 def test_fix_edits_a_symlink_target_only_inside_the_checked_paths(fixed_project):
     root, originals, done = fixed_project
     assert os.readlink(root / "proj/alias.py") == "lib/real.py"  # still a link; its target fixed once
@@ -272,6 +281,7 @@ def test_fix_edits_a_symlink_target_only_inside_the_checked_paths(fixed_project)
         "paths\n" in done.stderr
 
 
+@pytest.mark.tf
 def test_fix_leaves_a_file_changed_since_analysis_alone(fixed_project):
     root, _, done = fixed_project
     assert (root / "proj/selfmod.py").read_bytes() == SELF_EDITING + b"# edited\n"
@@ -282,6 +292,7 @@ def test_fix_leaves_a_file_changed_since_analysis_alone(fixed_project):
         ("proj/far_link.py", "XLA403"), ("proj/readonly.py", "XLA403"), ("proj/selfmod.py", "XLA403")]
 
 
+@pytest.mark.tf
 def test_diff_is_byte_exactly_what_fix_writes(tmp_path, fixed_project):
     fixed_root, _, _ = fixed_project
     for copy in ("shown", "patched"):
@@ -338,6 +349,7 @@ def autocluster_project(tmp_path_factory):
     return root, done
 
 
+@pytest.mark.tf
 def test_fix_keeps_a_bom_and_a_declared_encoding(autocluster_project):
     root, _ = autocluster_project
     assert (root / "proj/bom_helpers.py").read_bytes() == AUTOCLUSTER_FILES["proj/bom_helpers.py"].replace(
@@ -346,6 +358,7 @@ def test_fix_keeps_a_bom_and_a_declared_encoding(autocluster_project):
         HELPER_CALL, SCOPED_CALL % b"\n")
 
 
+@pytest.mark.tf
 def test_fix_stays_inside_the_given_paths_unless_told(autocluster_project):
     root, done = autocluster_project
     assert "common/shared.py: not fixed: outside the paths given on the command line (--fix-outside allows " \

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from helpers import REPO
 
 
 def _git(cwd: Path, *args: str) -> str:

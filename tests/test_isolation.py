@@ -16,7 +16,9 @@ import sys
 import time
 
 import pytest
-from conftest import run_json
+from helpers import run_json
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 BLOCKER = """import numpy as np
 import tensorflow as tf

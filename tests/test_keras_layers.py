@@ -13,7 +13,9 @@ import pytest
 import tensorflow as tf
 
 import groundtruth as gt
-from conftest import REPO, run_json, run_xlalint
+from helpers import REPO, run_json, run_xlalint
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 FIXTURE = REPO / "fixtures" / "keras_recurrent.py"
 LSTM_LINE, BIDIRECTIONAL_LINE, DROPOUT_LINE = 7, 15, 19

@@ -57,10 +57,11 @@ def test_an_op_of_a_users_layer_names_where_the_layer_was_constructed():
         Related("/src/model.py", 7, "the Keras layer `callback` (Callback) is constructed here"),))
 
 
+@pytest.mark.tf
 def test_a_shape_that_can_never_be_constant_names_where_its_value_comes_from():
     """The related place is the op the value comes from; the compiler fails on exactly these two."""
     import groundtruth as gt
-    from conftest import REPO, run_json
+    from helpers import REPO, run_json
 
     path = REPO / "fixtures/related/value_origins.py"
     report, code = run_json(str(path.relative_to(REPO)), "--device", "cpu", "--no-cache")

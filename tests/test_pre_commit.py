@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import REPO
+from helpers import REPO
 
 
 def _git(cwd, *args):

@@ -14,7 +14,9 @@ import pytest
 import tensorflow as tf
 
 import groundtruth as gt
-from conftest import run_json
+from helpers import run_json
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 
 def _check(tmp_path, source: str) -> tuple[dict, object]:

@@ -23,9 +23,11 @@ import pytest
 import tensorflow as tf
 
 import groundtruth as gt
-from conftest import REPO
+from helpers import REPO
 from xlalint.backend.verify import _compilations
 from xlalint.checks import RULES
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 RULE_DIRS = sorted(p for p in (REPO / "rules").iterdir() if (p / "bad.py").is_file())  # structure: test_docs.py
 FRESH_PROCESS = {"XLA402"}  # examples that set TF_XLA_FLAGS: run each in a process of its own

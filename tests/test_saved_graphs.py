@@ -15,7 +15,7 @@ from collections import defaultdict
 import pytest
 
 import marks
-from conftest import REPO
+from helpers import REPO
 from xlalint.entry_findings import findings_for_traced_entry
 from xlalint.settings import Options
 from xlalint.checks import RULES

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import run_json
+from helpers import run_json
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 
 class Scorer(tf.Module):

@@ -12,7 +12,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from conftest import REPO, run_json
+from helpers import REPO, run_json
 from marks import expected
 from xlalint.analyses.data_dependent import DATA_DEPENDENT
 from xlalint.source.api_table import DATA, load_table
@@ -73,6 +73,7 @@ def test_clean_files_have_no_findings(path):
     assert report.entries and all(e.verdict == "compatible" for e in report.entries)
 
 
+@pytest.mark.tf
 def test_one_entry_per_compiled_function_with_its_verdict():
     report = run_static([str(REPO / "fixtures" / name) for name in ("multi_blocker.py", "clean_and_untraceable.py")])
     assert [(e.name, e.line, e.verdict) for e in report.entries] == [
@@ -327,6 +328,7 @@ def test_shipped_table_agrees_with_the_support_table():
     assert "tf.reshape" not in table["apis"] and "tf.repeat" not in table["apis"]
 
 
+@pytest.mark.tf
 def test_generator_records_what_tracing_shows():
     sys.path.insert(0, str(REPO / "tools"))
     try:
@@ -343,6 +345,7 @@ def test_generator_records_what_tracing_shows():
         assert table["apis"]["tf.strings.length"]["ops"] == sorted(gen.trace_by_profiles(tf.strings.length)[0])
 
 
+@pytest.mark.tf
 def test_static_xla001_findings_are_a_subset_of_the_full_mode(rules_report):
     """No false positives: every static XLA001 is also an XLA001 of the full (traced) mode at that line."""
     fixtures = [str(Path(p).relative_to(REPO)) for p in glob.glob(str(REPO / "fixtures" / "*.py"))]
@@ -356,7 +359,7 @@ def test_static_xla001_findings_are_a_subset_of_the_full_mode(rules_report):
 
 
 def test_static_cli_uses_the_same_codes_filters_and_exit_codes():
-    from conftest import json_without_tf, run_without_tf
+    from helpers import json_without_tf, run_without_tf
 
     report, code = json_without_tf("--static", "fixtures/multi_blocker.py", "fixtures/suppressed/suppressed.py")
     assert code == 1
@@ -435,6 +438,7 @@ def test_string_spec_in_an_input_signature_is_xla002(tmp_path):
     assert {e.name: e.verdict for e in report.entries} == {"parse": "incompatible", "numbers": "compatible"}
 
 
+@pytest.mark.tf
 def test_the_compiler_refuses_a_string_argument_and_takes_the_int_one():
     import tensorflow as tf
 

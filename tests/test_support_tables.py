@@ -9,8 +9,10 @@ import sys
 import pytest
 import tensorflow as tf
 
-from conftest import run_xlalint
+from helpers import run_xlalint
 from xlalint.support import DATA, load_support
+
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
 
 @pytest.fixture(scope="module")

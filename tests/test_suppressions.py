@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO, run_json
+import pytest
+
+from helpers import REPO, run_json
 from xlalint.suppressions import parse
 
 FIXTURE = REPO / "fixtures/suppressed/suppressed.py"
@@ -19,6 +21,7 @@ def test_parse_kinds_and_ranges():
     assert whole.codes == ("",) and whole.covers(10**6, "XLA104")
 
 
+@pytest.mark.tf
 def test_suppressed_findings_vanish_and_stale_comment_is_reported(tmp_path):
     report, _ = run_json(str(FIXTURE), "--device", "cpu")
     got = sorted((f["code"], f["line"]) for f in report["findings"])
@@ -33,6 +36,7 @@ def test_suppressed_findings_vanish_and_stale_comment_is_reported(tmp_path):
         ("XLA001", 9), ("XLA001", 20), ("XLA102", 15), ("XLA403", 14)]
 
 
+@pytest.mark.tf
 def test_unused_check_respects_the_selected_codes():
     report, _ = run_json(str(FIXTURE), "--device", "cpu", "--select", "XLA0,XLA8")
     assert ("XLA801", 10) not in {(f["code"], f["line"]) for f in report["findings"]}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import REPO, run_without_tf, run_xlalint
+from helpers import REPO, run_without_tf, run_xlalint
 from xlalint.cli import _check_parser, _verify_alone
 
 MODEL = ("import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\n"
@@ -67,6 +67,7 @@ def test_verify_followed_by_a_file_checks_that_file(tmp_path):
     assert done.returncode == 2 and [e["path"] for e in report["errors"]] == ["gone.py"]
 
 
+@pytest.mark.tf
 def test_sarif_is_no_success_when_tensorflow_cannot_be_imported(tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
     blocker = tmp_path / "no_tf"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import run_json, run_xlalint
+from helpers import run_json, run_xlalint
 from graph_builder import GraphBuilder
 from xlalint.checks import RULES, EntryContext
 from xlalint.results import Finding
@@ -20,6 +20,7 @@ def verified() -> dict:
     return report
 
 
+@pytest.mark.tf
 def test_static_verdicts_agree_with_compiling_and_running(verified):
     assert not [f for f in verified["findings"] if f["code"].startswith("XLA9")]
     for entry in verified["entries"]:
@@ -29,6 +30,7 @@ def test_static_verdicts_agree_with_compiling_and_running(verified):
         print(entry["name"], {k: v[k] for k in ("compile_s", "xla_step_s", "tf_step_s", "speedup")})
 
 
+@pytest.mark.tf
 def test_failure_names_the_op_and_success_measures_numerics(verified):
     by_name = {e["name"]: e["verify"] for e in verified["entries"]}
     failed = by_name["preprocess_and_score"]
@@ -44,11 +46,13 @@ def test_failure_names_the_op_and_success_measures_numerics(verified):
     assert good["memory_method"] == ("child-rss-hwm" if any(figures) else None)
 
 
+@pytest.mark.tf
 def test_training_step_is_compared_after_several_steps(verified):
     step = {e["name"]: e["verify"] for e in verified["entries"]}["train_step"]
     assert step["training_step"] is True and step["compiled"] is True and step["allclose"] is True
 
 
+@pytest.mark.tf
 def test_value_specialized_function_compiles_once_per_value(verified):
     entry = {e["name"]: e for e in verified["entries"]}["chunk_sums"]
     assert entry["verify"]["compiled"] is True
@@ -56,6 +60,7 @@ def test_value_specialized_function_compiles_once_per_value(verified):
         "XLA102"]
 
 
+@pytest.mark.tf
 def test_text_output_has_the_verify_table():
     done = run_xlalint("rules/XLA001/good.py", "--verify", "cpu", "--device", "cpu", "-q")
     assert "verify (compiled and run with and without XLA)" in done.stdout
@@ -90,6 +95,7 @@ def test_disagreement_is_its_own_finding_with_both_sides():
     assert agreement_findings(_graph_with("Foo"), "f", cannot, [], fallback, str) == []
 
 
+@pytest.mark.tf
 def test_a_silently_different_result_is_shown_and_confirms_the_rule():
     report, _ = run_json("rules/XLA201/bad.py", "--verify", "cpu", "--device", "cpu")
     assert {e["name"]: (e["verdict"], e["verify"]["compiled"], e["verify"]["allclose"]) for e in report["entries"]} == {

@@ -16,6 +16,8 @@ from xlalint.backend.discover import Candidate
 from xlalint.backend.peak_memory import ALLOCATOR, CHILD_RSS, allocator_peak
 from xlalint.backend.verify import FIELDS, count_compilations, make_inputs, verify_entry
 
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
+
 FAST = {"device": "cpu", "steps": 3, "runs": 2}
 
 

@@ -30,13 +30,13 @@ from pathlib import Path
 from xlalint.version import VERSION
 from xlalint.files import file_digest
 from xlalint.support import installed_version
-from xlalint.wire import FORMAT
+from xlalint.wire import FORMAT, FileResult, Request
 
 DEFAULT_MAX_MB = 512
 STALE_TMP_S = 3600  # a *.tmp this old is a write that never finished
 
 
-def _checksum(result: dict) -> str:
+def _checksum(result: FileResult) -> str:
     return hashlib.sha256(json.dumps(result).encode()).hexdigest()
 
 
@@ -105,21 +105,23 @@ class ResultCache:
         self._held: int | None = None  # bytes in the directory, counted at the first write
         self._asked: dict[str, float] = {}  # path -> when it was looked up (before its trace)
 
-    def cacheable(self, request: dict) -> bool:
+    def cacheable(self, request: Request) -> bool:
         return not request.get("verify") and not request.get("saved_model")
 
-    def _file(self, request: dict) -> Path | None:
+    def _file(self, request: Request) -> Path | None:
         content = file_digest(request["path"])
         if content is None:
             return None
         text = json.dumps([self.salt, request, content], sort_keys=True)
         return self.directory / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
 
-    def get(self, request: dict) -> dict | None:
+    def get(self, request: Request) -> FileResult | None:
         self._asked[request["path"]] = time.time()
         path = self._file(request) if self.cacheable(request) else None
+        if path is None:
+            return None
         try:
-            stored = json.loads(path.read_text(encoding="utf-8")) if path else None
+            stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if not _valid(stored, request["path"]):
@@ -132,7 +134,7 @@ class ResultCache:
             pass
         return stored["result"]
 
-    def put(self, request: dict, result: dict) -> None:
+    def put(self, request: Request, result: FileResult) -> None:
         path = self._file(request) if self.cacheable(request) and not result.get("error") else None
         deps = result.get("deps", [])
         asked = self._asked.get(request["path"], time.time())

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from xlalint.engine import analyze, static_report
 from xlalint.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
@@ -15,6 +16,7 @@ from xlalint.cache import clear
 from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.coverage import below
 from xlalint.report import EMITTERS
+from xlalint.report.text import emit as emit_text
 from xlalint.results import Report
 from xlalint.progress import progress_for
 from xlalint.specs import SpecError, parse_spec
@@ -86,9 +88,11 @@ def _check_parser() -> argparse.ArgumentParser:
             group.add_argument(*setting.flags, dest=setting.name, action="store_true", default=None,
                                help=setting.help_text())
             continue
+        value: dict[str, Any] = {"nargs": "?", "const": setting.const} if setting.const else {}
+        if not setting.choices:
+            value["type"] = setting.kind.from_text
         group.add_argument(*setting.flags, dest=setting.name, metavar=setting.metavar, help=setting.help_text(),
-                           choices=setting.choices, type=None if setting.choices else setting.kind.from_text,
-                           **({"nargs": "?", "const": setting.const} if setting.const else {}))
+                           choices=setting.choices, **value)
     return parser
 
 
@@ -96,9 +100,11 @@ def _cache_directory(args) -> str:
     return args.cache_dir or str(cache_dir() / "results")
 
 
-def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict, set]:
+def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict[str, dict[str, list[str] | None]], set[str]]:
     """Paths, named targets per file, and the files given only as FILE::NAME (trace just those)."""
-    plain, targets, whole = [], {}, set()
+    plain: list[str] = []
+    targets: dict[str, dict[str, list[str] | None]] = {}
+    whole: set[str] = set()
     for item in paths:
         path, sep, name = item.partition("::")
         plain.append(path)
@@ -182,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fix(report, args, paths)
     if args.format == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        print(EMITTERS["text"](report, color=color))
+        print(emit_text(report, color=color))
     else:
         print(EMITTERS[args.format](report))
     failure = below(report, options.min_coverage) if options.min_coverage else None
@@ -197,9 +203,9 @@ def _baseline(report: Report, args, baseline: str | None, known: list[dict] | No
         count = write_baseline(args.write_baseline, report.findings)
         if not args.quiet:
             print(f"xlalint: recorded {count} finding(s) in {args.write_baseline}", file=sys.stderr)
-        known = read_baseline(args.write_baseline)
-    if known is not None:
-        report.findings, report.baseline = apply_baseline(report.findings, known, args.write_baseline or baseline)
+        known, baseline = read_baseline(args.write_baseline), args.write_baseline
+    if known is not None and baseline:
+        report.findings, report.baseline = apply_baseline(report.findings, known, baseline)
 
 
 class Interrupted(Exception):

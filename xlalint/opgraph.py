@@ -17,7 +17,7 @@ from pathlib import Path
 import networkx as nx
 
 from xlalint.gc_pause import gc_paused
-from xlalint.wire import check_format
+from xlalint.wire import Function, Graph, check_format
 
 
 WHILE_OPS = frozenset({"While", "StatelessWhile"})
@@ -28,12 +28,12 @@ PASS_THROUGH = frozenset({"Identity", "IdentityN"})
 
 class OpGraph:
     @gc_paused()
-    def __init__(self, data: dict):
+    def __init__(self, data: Graph):
         check_format(data)
         self.data = data
         self.root: str = data["root"]
         self.num_args: int = data["num_args"]
-        self.functions: dict[str, dict] = data["functions"]
+        self.functions: dict[str, Function] = data["functions"]
         self.graph = nx.DiGraph()
         for node in data["nodes"]:
             self.graph.add_node(node["id"], **node)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from xlalint.wire import VerifyRecord
+
 if TYPE_CHECKING:
     from xlalint.baseline import BaselineOutcome
 
@@ -109,7 +111,7 @@ class Entry:
     line: int
     verdict: str  # "compatible" | "incompatible" | "unknown"
     error: str | None = None
-    verify: dict | None = None  # with --verify: what compiling and running it showed
+    verify: VerifyRecord | None = None  # with --verify: what compiling and running it showed
     autocluster: dict | None = None  # with --mode autocluster: the predicted clusters
     ops: int | None = None  # ops that do work in its graph (xlalint.coverage.count_ops); None: not traced
     jit_compile: bool | None = None  # its tf.function's jit_compile setting, as traced

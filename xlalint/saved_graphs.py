@@ -9,7 +9,7 @@ from xlalint.files import display_path
 from xlalint.wire import EntryRecord
 
 
-def save_entry(directory: str, path: str, raw: EntryRecord, tensorflow: str) -> None:
+def save_entry(directory: str, path: str, raw: EntryRecord, tensorflow: str | None) -> None:
     """Write a traced entry (graph included) so rules can be rerun on it without TensorFlow.
 
     Source paths are written as ``display_path`` gives them (relative to the working directory).
@@ -17,11 +17,13 @@ def save_entry(directory: str, path: str, raw: EntryRecord, tensorflow: str) -> 
     os.makedirs(directory, exist_ok=True)
     stem = os.path.splitext(display_path(path))[0].strip(os.sep).replace(os.sep, "__")
     target = os.path.join(directory, f"{stem}.{raw['name']}.json")
+    graph = raw["graph"]
+    assert graph is not None, "only a traced entry is saved"
     nodes = [{**node, "frames": [[display_path(f), line, fn] for f, line, fn in node["frames"]],
               "layer": node["layer"] and {**node["layer"], "file": display_path(node["layer"]["file"])}}
-             for node in raw["graph"]["nodes"]]
+             for node in graph["nodes"]]
     layers = [{**layer, "file": layer["file"] and display_path(layer["file"])} for layer in raw.get("keras_layers", ())]
-    saved = {**raw, "graph": {**raw["graph"], "nodes": nodes}, "keras_layers": layers,
+    saved = {**raw, "graph": {**graph, "nodes": nodes}, "keras_layers": layers,
              "path": display_path(path), "tensorflow": tensorflow}
     with open(target, "w", encoding="utf-8") as out:
         json.dump(saved, out, indent=None, separators=(",", ":"))

@@ -86,7 +86,7 @@ def _calls(path: str) -> _Calls:
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             column = len(lines[node.lineno - 1].encode()[:node.col_offset].decode(errors="ignore")) + 1
             found.calls.setdefault(node.lineno, []).append((column, name))
-            found.spans.append((node.lineno, node.end_lineno))
+            found.spans.append((node.lineno, node.end_lineno or node.lineno))  # parsed nodes always have an end
     return found
 
 

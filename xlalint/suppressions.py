@@ -54,7 +54,7 @@ def _function_ranges(tree: ast.AST) -> dict[int, tuple[int, int]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             for line in range(first, node.lineno + 1):
-                ranges[line] = (first, node.end_lineno)
+                ranges[line] = (first, node.end_lineno or node.lineno)  # parsed nodes always have an end
     return ranges
 
 

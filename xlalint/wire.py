@@ -43,11 +43,16 @@ class OpNode(TypedDict, total=False):
     stateful: bool  # the op registry marks the op stateful (TensorFlow never folds it); only where true
 
 
+class Function(TypedDict):
+    inputs: list[str]  # op ids of its arguments
+    outputs: list[list]  # [[op id, output index]] of its results
+
+
 class Graph(TypedDict):
     format: int
     root: str
     num_args: int
-    functions: dict[str, dict]  # name -> {"inputs": [op ids], "outputs": [[op id, index]]}
+    functions: dict[str, Function]
     nodes: list[OpNode]
 
 
@@ -84,11 +89,20 @@ class EntryRecord(TypedDict, total=False):
     timing: dict  # {"trace_s", "export_s"}
 
 
+class Target(TypedDict):
+    name: str
+    specs: list[str] | None  # None: the function's own input_signature
+
+
+class VerifyRequest(TypedDict):
+    device: str | None  # "cpu" | "gpu"; None: the GPU when there is one, else the CPU
+
+
 class Request(TypedDict, total=False):
     path: str
-    targets: list[dict]  # [{"name", "specs"}]
+    targets: list[Target]
     discover: bool  # also find entries by discovery, not only the named targets
-    verify: dict | None  # {"device": None | "cpu" | "gpu"}
+    verify: VerifyRequest | None
     saved_model: bool
     result: str  # where the child writes its FileResult (set by the worker client)
     log: str  # where the child's output goes
@@ -110,7 +124,12 @@ def entry_record(name: str, line: int, kind: str, jit_compile: bool | None, sign
             "graph": graph, "signature": signature}
 
 
-def check_format(graph: dict) -> None:
+def file_result(path: str, error: str | None = None, entries: list[EntryRecord] | None = None) -> FileResult:
+    """The one builder of a file's result (the worker's, or why the worker gave none)."""
+    return {"type": "file", "path": path, "entries": entries or [], "error": error}
+
+
+def check_format(graph: Graph) -> None:
     """Refuse a graph of another exporter format (e.g. saved by an older xlalint)."""
     found = graph.get("format")
     if found != FORMAT:

@@ -21,10 +21,12 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import IO, cast
 from dataclasses import dataclass
 
 from xlalint.gc_pause import gc_paused
 from xlalint.python_child import module_command
+from xlalint.wire import FileResult, Request, file_result
 
 IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
 EXIT_WAIT_S = 30.0  # for the server to report a child it was told to kill
@@ -43,7 +45,7 @@ class WorkerError(RuntimeError):
 @dataclass
 class WorkerResult:
     tensorflow: str | None
-    files: dict[str, dict]  # path -> the file's result
+    files: dict[str, FileResult]  # path -> the file's result
 
 
 def _resident_bytes(pid: int) -> int:
@@ -147,7 +149,8 @@ class _Server:
                                      stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd(),
                                      start_new_session=True)
         self.log.close()  # the server has its own descriptor for it
-        self.channel = _Channel(self.proc.stdout.fileno(), max_memory_mb)
+        self.requests, self.answers = cast(IO[bytes], self.proc.stdin), cast(IO[bytes], self.proc.stdout)  # both piped
+        self.channel = _Channel(self.answers.fileno(), max_memory_mb)
         ready = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
         if ready is None or ready["type"] == "fatal":
             self.kill()
@@ -167,16 +170,16 @@ class _Server:
         _kill_group(self.child)
         _kill_group(self.proc.pid)
         self.proc.wait()
-        self.proc.stdin.close()
-        self.proc.stdout.close()
+        self.requests.close()
+        self.answers.close()
 
-    def check(self, request: dict, number: int, timeout: float, progress) -> dict:
+    def check(self, request: Request, number: int, timeout: float, progress) -> FileResult:
         """One file's result; every failure (crash, exit, timeout, memory) becomes its ``error``."""
         files = {"result": os.path.join(self.workdir, f"{number}.json"),
                  "log": os.path.join(self.workdir, f"{number}.log")}
         try:
-            self.proc.stdin.write((json.dumps({**request, **files}) + "\n").encode())
-            self.proc.stdin.flush()
+            self.requests.write((json.dumps({**request, **files}) + "\n").encode())
+            self.requests.flush()
             start = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
         except OSError:  # the server died since it was last asked
             start = None
@@ -205,14 +208,14 @@ class _Server:
         self.child = None
         return result
 
-    def _outcome(self, request: dict, files: dict, end: dict | None, stopped: str | None) -> dict:
+    def _outcome(self, request: Request, files: dict, end: dict | None, stopped: str | None) -> FileResult:
         """The file's result, or why there is none: only a check that finished writes the result file."""
         try:
             with open(files["result"], encoding="utf-8") as handle, gc_paused():
                 return json.load(handle)
         except (OSError, ValueError):
             error = stopped or _death(end["code"] if end else self.proc.wait(), files["log"])
-            return {"path": request["path"], "entries": [], "error": error}
+            return file_result(request["path"], error)
         finally:  # a run of many files keeps none of them on disk
             for path in files.values():
                 with contextlib.suppress(OSError):
@@ -222,19 +225,19 @@ class _Server:
 class _Run:
     """The servers of one run, the files still to check, and what came back."""
 
-    def __init__(self, requests: list[dict], timeout: float, progress, max_memory_mb: int):
+    def __init__(self, requests: list[Request], timeout: float, progress, max_memory_mb: int):
         self.todo: queue.Queue = queue.Queue()
         for number, request in enumerate(requests):
             self.todo.put((number, request))
         self.timeout, self.progress, self.max_memory_mb = timeout, progress, max_memory_mb
-        self.results: dict[str, dict] = {}
+        self.results: dict[str, FileResult] = {}
         self.tensorflow: str | None = None
         self.failure: BaseException | None = None
         self.servers: list[_Server] = []
         self.lock = threading.Lock()
         self.workdir = tempfile.mkdtemp(prefix="xlalint-")
         self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
-        if not any(r.get("verify") and r["verify"]["device"] in (None, "gpu") for r in requests):
+        if not any((verify := r.get("verify")) and verify["device"] in (None, "gpu") for r in requests):
             self.env["CUDA_VISIBLE_DEVICES"] = ""  # trace what a CPU builds: Keras builds cuDNN ops where it sees a GPU
 
     def serve(self) -> None:
@@ -267,7 +270,7 @@ class _Run:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def run_worker(requests: list[dict], timeout: float, progress=None, jobs: int = 1,
+def run_worker(requests: list[Request], timeout: float, progress=None, jobs: int = 1,
                max_memory_mb: int = 0) -> WorkerResult:
     """Check each file request; returns per-file results, errors included.
 

@@ -73,10 +73,13 @@ def _growing_writes(graph: OpGraph):
         if node["type"] != "TensorListSetItem" or not node["attrs"].get("resize_if_index_out_of_bounds"):
             continue
         handle = _input(node, "input_handle")
+        if handle is None:  # every TensorListSetItem has one
+            continue
         sizes = _initial_sizes(graph, handle["src"], handle["index"], set()) or [None]
         index = _input(node, "index")
         value = small_value(graph, index["src"]) if index else None
-        smallest = None if None in sizes else min(sizes)
+        known = [size for size in sizes if size is not None]
+        smallest = min(known) if len(known) == len(sizes) else None
         if value is not None and smallest is not None:
             if value[0] >= smallest:  # within the initial size XLA writes it as TensorFlow does
                 yield GrowingWrite(node, "past", smallest)
@@ -95,7 +98,7 @@ def _popped(graph: OpGraph, src: str, index: int, seen: set) -> bool:
         return True
     if node["type"] in HANDLE_UPDATES or node["type"] in PASS_THROUGH:
         handle = _input(node, "input_handle") or (node["inputs"][0] if node["inputs"] else None)
-        return bool(handle) and _popped(graph, handle["src"], handle["index"], seen)
+        return handle is not None and _popped(graph, handle["src"], handle["index"], seen)
     if node["type"] in WHILE_OPS:
         (body,) = node["calls"]["body"]
         back = graph.functions[body]["outputs"][index]

@@ -219,7 +219,8 @@ def small_value(graph: OpGraph, node_id: str) -> list | None:
         return node.get("value")
     if node["type"] in ("Pack", *PASS_THROUGH) and node["inputs"]:
         parts = [small_value(graph, inp["src"]) for inp in node["inputs"]]
-        return None if None in parts else [v for part in parts for v in part]
+        known = [part for part in parts if part is not None]
+        return [v for part in known for v in part] if len(known) == len(parts) else None
     return None
 
 

@@ -116,7 +116,7 @@ def _uncompilable_body(model: Model, node: dict, depth: int) -> str | None:
 def _must_be_constant(model: Model) -> dict[str, str]:
     """Ops whose value XLA would need at compile time (BackwardsConstAnalysis) -> the op needing it."""
     needed: dict[str, str] = {}
-    stack = []
+    stack: list[tuple[str, str]] = []
     for key, unit in model.units.items():
         args = model.support.const_inputs.get(unit.type, ())
         stack.extend((src, key) for src, inp in zip(unit.inputs, unit.node["inputs"])

@@ -75,8 +75,8 @@ def _unsafe_resource_pairs(model: Model, dag: DynamicDag) -> set[tuple[str, str]
     kinds = {k: _resource_kind(u) for k, u in model.units.items()}
     members_of = model.represented()
     reaching: dict[str, set[str]] = {}
-    pairs = set()
-    for rep in sorted(dag.rank, key=dag.rank.get):
+    pairs: set[tuple[str, str]] = set()
+    for rep in sorted(dag.rank, key=dag.rank.__getitem__):
         incoming = set().union(*(reaching[p] for p in dag.pred[rep])) if dag.pred[rep] else set()
         mine = [k for k in members_of[rep] if kinds[k]]
         for key in mine:

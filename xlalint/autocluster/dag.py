@@ -42,7 +42,7 @@ class DynamicDag:
             if x in forward:
                 return False
             backward = self._backward(x, self.rank[y])
-            moved = sorted(backward, key=self.rank.get) + sorted(forward, key=self.rank.get)
+            moved = sorted(backward, key=self.rank.__getitem__) + sorted(forward, key=self.rank.__getitem__)
             for node, rank in zip(moved, sorted(self.rank[n] for n in moved)):
                 self.rank[node] = rank
         self.succ[x].add(y)

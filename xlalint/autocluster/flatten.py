@@ -91,7 +91,7 @@ class Flattener:
                     if r not in done and (parent is None or parent in alive)]
             if not todo:
                 break
-            stack = []
+            stack: list = []
             for region in todo:
                 done.add(region)
                 stack.extend(k for k in self.sinks[region] if k not in alive)

@@ -15,11 +15,13 @@ import inspect
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 import keras
 import tensorflow as tf
 
 from xlalint.specs import Spec
+from xlalint.wire import EntryRecord
 
 _BUILDER_NAME = re.compile(r"^((build|make|create|get|new)_?\w*model\w*|model_fn)$", re.IGNORECASE)
 
@@ -31,8 +33,8 @@ class Candidate:
     name: str
     line: int
     kind: str
-    function: object = None  # the tf.function to trace; None when not traceable
-    python_function: object = None  # the plain callable behind it (for compiling it ourselves)
+    function: Any = None  # the tf.function to trace; None when not traceable
+    python_function: Any = None  # the plain callable behind it (for compiling it ourselves)
     specs: list = field(default_factory=list)  # flat tf.TensorSpecs of the arguments
     use_signature: bool = False  # trace with the function's own input_signature
     reason: str | None = None
@@ -83,7 +85,7 @@ def _tensor_spec(spec: Spec) -> tf.TensorSpec:
     return tf.TensorSpec(spec.shape, tf.as_dtype(spec.dtype))
 
 
-def spec_json(spec) -> dict:
+def spec_json(spec) -> dict[str, Any]:
     shape = None if spec.shape.rank is None else spec.shape.as_list()
     return {"dtype": spec.dtype.name, "shape": shape}
 
@@ -304,10 +306,10 @@ def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate
     return found
 
 
-def without_called_helpers(candidates: list[Candidate], entries: list[dict]) -> list[dict]:
+def without_called_helpers(candidates: list[Candidate], entries: list[EntryRecord]) -> list[EntryRecord]:
     """The ``entries`` (one per candidate) less each signature-less tf.function that a traced entry
     calls: it was traced with its caller's arguments and checked as part of that entry."""
-    called = {name for entry in entries if entry.get("graph") for name in entry["graph"]["functions"]}
+    called = {name for entry in entries if (graph := entry.get("graph")) for name in graph["functions"]}
     return [entry for candidate, entry in zip(candidates, entries, strict=True)
             if not (candidate.helper and any(re.fullmatch(rf"__inference_{re.escape(candidate.helper)}_\d+", name)
                                              for name in called))]

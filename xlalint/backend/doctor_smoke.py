@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 import tensorflow as tf
 
@@ -34,7 +35,7 @@ def without_xla(x, w):
 
 def measure(xla, inputs, device: str, reference) -> dict:
     """Cold compile, warm step, agreement and executables built for one XLA function."""
-    result = {"ran": False, "compile_s": None, "step_s": None, "allclose": None,
+    result: dict[str, Any] = {"ran": False, "compile_s": None, "step_s": None, "allclose": None,
               "max_abs_diff": None, "compilations": None, "error": None}
     try:
         with _compilations(device) as built:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Any
 
 from xlalint.backend.frames import innermost_user_frames
 from xlalint.gc_pause import gc_paused
-from xlalint.wire import FORMAT
+from xlalint.wire import FORMAT, Function, Graph, Input, OpNode
 
 
 def _shape(tensor_shape):
@@ -81,13 +82,13 @@ def _small_int_value(op_type: str, attrs):
 
 
 @gc_paused()
-def export_graph(concrete_function, num_args: int, layer_of) -> dict:
+def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
     """JSON-ready op graph of ``concrete_function`` and everything it calls."""
     root = concrete_function.graph
-    functions: dict[str, dict] = {}
-    nodes: list[dict] = []
+    functions: dict[str, Function] = {}
+    nodes: list[OpNode] = []
     input_args: dict[str, list] = {}  # op type -> its op-def input args
-    pending = [(root.name, root, None)]
+    pending: list[tuple[str, Any, dict[str, Any] | None]] = [(root.name, root, None)]
     while pending:
         fname, graph, caller_layer = pending.pop()
         if fname in functions:
@@ -98,13 +99,13 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
         }
         produced: dict[str, list[tuple]] = {}  # op name -> (dtype, shape) of each output
         operations = graph.get_operations()
-        layers = {}
+        layers: dict[str, dict[str, Any] | None] = {}
         for op in operations:
             site = layer_of(graph, op.name)
             layers[op.name] = site.to_json() if site else caller_layer
         # An op of a built-in Keras layer is placed at the layer's construction line: no frames needed.
         user_frames = innermost_user_frames(
-            [op for op in operations if not layers[op.name] or layers[op.name]["user_code"]])
+            [op for op in operations if not (known := layers[op.name]) or known["user_code"]])
         for op in operations:
             attrs = op.node_def.attr
             if op.type not in input_args:
@@ -113,7 +114,7 @@ def export_graph(concrete_function, num_args: int, layer_of) -> dict:
             layer = layers[op.name]
             arg_names = _input_arg_names(input_args[op.type], attrs)
             outputs = produced[op.name] = [(t.dtype.name, _shape(t.shape)) for t in op.outputs]
-            inputs = []
+            inputs: list[Input] = []
             for i, t in enumerate(op.inputs):
                 src = t.op.name
                 dtype, shape = produced[src][t.value_index] if src in produced else (t.dtype.name, _shape(t.shape))

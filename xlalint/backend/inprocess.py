@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
+from typing import Any
 
 import tensorflow as tf
 
@@ -12,7 +13,7 @@ from xlalint.backend.frames import user_frames
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.keras_sites import LayerRecorder
 from xlalint.specs import Spec, parse_spec
-from xlalint.wire import entry_record
+from xlalint.wire import EntryRecord, entry_record
 
 
 def _as_spec(value) -> Spec:
@@ -22,7 +23,7 @@ def _as_spec(value) -> Spec:
     if not isinstance(value, tf.TensorSpec):
         value = tf.TensorSpec.from_tensor(tf.convert_to_tensor(value))
     shape = None if value.shape.rank is None else tuple(value.shape.as_list())
-    return Spec(value.dtype.name, shape)
+    return Spec(value.dtype.name, shape)  # type: ignore[arg-type]  # None: unknown rank
 
 
 def _caller_site() -> tuple[str, int]:
@@ -31,7 +32,7 @@ def _caller_site() -> tuple[str, int]:
     return (frames[-1][0], frames[-1][1]) if frames else ("<unknown>", 1)
 
 
-def trace_object(obj, specs: tuple, verify: str | None = None) -> tuple[dict, str, str]:
+def trace_object(obj: Any, specs: tuple, verify: str | None = None) -> tuple[EntryRecord, str, str]:
     """``(raw entry with graph, source path, tensorflow version)`` for ``obj`` traced with ``specs``.
 
     Layers of a model built before this call have no construction site: their ops are
@@ -39,12 +40,13 @@ def trace_object(obj, specs: tuple, verify: str | None = None) -> tuple[dict, st
     ``verify`` ("auto", "cpu", "gpu") also compiles and runs it (``raw["verify"]``).
     """
     given = [_as_spec(s) for s in specs] or None
-    name = getattr(obj, "name", None) or getattr(obj, "__name__", type(obj).__name__)
+    name = str(getattr(obj, "name", None) or getattr(obj, "__name__", type(obj).__name__))
     path, line = _caller_site()
     recorder = LayerRecorder()
     if isinstance(obj, keras_model_classes()):
         candidate: Candidate = _model_candidate(name, obj, line, given)
-        for layer in obj._flatten_layers(include_self=False):  # noqa: SLF001 - every nested layer
+        model: Any = obj
+        for layer in model._flatten_layers(include_self=False):  # noqa: SLF001 - every nested layer
             recorder.add_site(layer, path, line)
     else:
         candidate = _function_candidate(name, obj, line, given)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-ALL_DEVICES = ("cpu", "gpu", "tpu")
+ALL_DEVICES: tuple[str, ...] = ("cpu", "gpu", "tpu")
 CUDNN_KERNEL = "CudnnRNNV3"  # what Keras' TensorFlow backend calls for LSTM and GRU on a GPU
 
 
@@ -53,7 +53,7 @@ def layers_without_jit(model, site_of) -> list[dict]:
         if isinstance(layer, (keras.layers.LSTM, keras.layers.GRU)):  # decided by the GPU, not this machine
             if not cudnn_eligible(layer):
                 continue
-            devices = ("gpu",)
+            devices: tuple[str, ...] = ("gpu",)
         elif not layer.supports_jit:
             devices = ALL_DEVICES
         else:

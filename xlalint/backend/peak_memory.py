@@ -88,7 +88,10 @@ def _run_child(directory: str, side: str) -> int | None:
 
 def _status_bytes(key: str) -> int:
     with open("/proc/self/status") as status:
-        return int(re.search(rf"^{key}:\s+(\d+) kB", status.read(), re.M).group(1)) * 1024
+        found = re.search(rf"^{key}:\s+(\d+) kB", status.read(), re.M)
+    if found is None:
+        raise OSError(f"no {key} in /proc/self/status")
+    return int(found.group(1)) * 1024
 
 
 def _measure(directory: str, side: str) -> int | None:

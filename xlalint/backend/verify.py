@@ -13,6 +13,7 @@ import re
 import statistics
 import time
 from contextlib import contextmanager
+from typing import Any, cast
 
 import numpy as np
 import tensorflow as tf
@@ -49,7 +50,7 @@ class CannotVerify(Exception):
     """The entry cannot be run here (string arguments, unknown rank, no such device...)."""
 
 
-def verify_entry(candidate, *, device=None, steps=5, runs=10, seed=0, fill_dim=8) -> dict:
+def verify_entry(candidate, *, device=None, steps=5, runs=10, seed=0, fill_dim=8) -> VerifyRecord:
     """Compile and run ``candidate`` under XLA and plain TensorFlow: a JSON-ready report.
 
     ``device``: "cpu" or "gpu" (default: GPU:0 when TensorFlow sees a GPU). ``steps``: steps
@@ -74,15 +75,14 @@ def verify_entry(candidate, *, device=None, steps=5, runs=10, seed=0, fill_dim=8
     ``count_compilations``; the tracing count when the profiler is busy). training_step:
     the graph updates variables.
     """
-    result: VerifyRecord = dict.fromkeys(FIELDS)
-    result.update(compiled=False, training_step=False)
+    result: dict[str, Any] = {**dict.fromkeys(FIELDS), "compiled": False, "training_step": False}
     try:
         result["device"] = _device(device)
         with tf.device(f"/{result['device']}"):
             _verify(candidate, result, max(1, steps), max(1, runs), seed, fill_dim)
     except CannotVerify as reason:
         result["error"] = f"cannot verify: {reason}"
-    return result
+    return cast(VerifyRecord, result)
 
 
 def count_compilations(candidate, input_sets, *, device=None) -> int | None:
@@ -144,7 +144,7 @@ def _arguments(candidate, flat: list) -> list:
     return flat
 
 
-def _verify(candidate, result: dict, steps: int, runs: int, seed: int, fill_dim: int) -> None:
+def _verify(candidate, result: dict[str, Any], steps: int, runs: int, seed: int, fill_dim: int) -> None:
     if candidate.python_function is None:
         raise CannotVerify(candidate.reason or "nothing to trace")
     inputs = _arguments(candidate, make_inputs(candidate.specs, seed=seed, fill_dim=fill_dim))
@@ -242,7 +242,7 @@ def _restored(variables):
 @contextmanager
 def _compilations(device: str):
     """Yield a dict whose "count" is, after the block, the executables XLA built in it (or None)."""
-    built = {"count": None}
+    built: dict[str, int | None] = {"count": None}
     session = _start_profiler()
     try:
         yield built

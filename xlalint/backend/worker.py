@@ -22,7 +22,7 @@ from xlalint.backend.frames import is_user_file
 from xlalint.files import read_source
 from xlalint.notebooks import is_notebook, place_of, remember_source
 from xlalint.specs import parse_spec
-from xlalint.wire import entry_record
+from xlalint.wire import EntryRecord, FileResult, Request, entry_record, file_result
 
 
 MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
@@ -70,6 +70,7 @@ def _import_user_module(path: str, source: str):
     name = stem if stem.isidentifier() and stem not in sys.modules else f"_xlalint_user_{abs(hash(path))}"
     loader = _NotebookLoader(path, source) if is_notebook(path) else None
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    assert spec is not None and spec.loader is not None  # a file path always has a loader
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, directory)
     sys.modules[name] = module
@@ -77,13 +78,13 @@ def _import_user_module(path: str, source: str):
     return module
 
 
-def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
+def _trace_entries(module, source: str, request: Request, recorder) -> list[EntryRecord]:
     from xlalint.backend.discover import discover, without_called_helpers
     from xlalint.backend.graph_export import export_graph
     from xlalint.backend.keras_jit import layers_without_jit
     from xlalint.backend.trace_errors import tracing_failure
 
-    targets = {t["name"]: ([parse_spec(s) for s in t["specs"]] if t.get("specs") else None)
+    targets = {t["name"]: ([parse_spec(s) for s in specs] if (specs := t.get("specs")) else None)
                for t in request.get("targets", [])}
     entries = []
     candidates = discover(module, source, targets, request["discover"])
@@ -99,10 +100,11 @@ def _trace_entries(module, source: str, request: dict, recorder) -> list[dict]:
                 entry["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
             except Exception as error:  # tracing runs user code; report, never crash
                 entry["error"] = tracing_failure(candidate.name, candidate.signature, error)
-            if entry["graph"] is not None and request.get("verify"):
+            verify = request.get("verify")
+            if entry["graph"] is not None and verify:
                 from xlalint.backend.verify import verify_entry
 
-                entry["verify"] = verify_entry(candidate, device=request["verify"]["device"])
+                entry["verify"] = verify_entry(candidate, device=verify["device"])
         if candidate.model is not None:  # known without a trace: also for a model that cannot be traced
             try:
                 entry["keras_layers"] = layers_without_jit(candidate.model, recorder.site_of)
@@ -117,7 +119,7 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def _trace_saved_model(path: str) -> list[dict]:
+def _trace_saved_model(path: str) -> list[EntryRecord]:
     """One entry per serving signature; a SavedModel has no source, so no frames."""
     import tensorflow as tf
 
@@ -148,7 +150,7 @@ def _dependencies(opened: set[str], exclude: str) -> list[str]:
     return sorted(f for f in real if not f.startswith(exclude))
 
 
-def check_file(request: dict, recorder) -> dict:
+def check_file(request: Request, recorder) -> FileResult:
     """Trace one file; ``deps`` lists every user file it loaded or opened by then."""
     started = time.perf_counter()
     opened: set[str] = set()
@@ -159,9 +161,9 @@ def check_file(request: dict, recorder) -> dict:
     return result
 
 
-def _check_file(request: dict, recorder) -> dict:
+def _check_file(request: Request, recorder) -> FileResult:
     path = request["path"]
-    result = {"type": "file", "path": path, "entries": [], "error": None}
+    result = file_result(path)
     if request.get("saved_model"):
         try:
             result["entries"] = _trace_saved_model(path)
@@ -200,12 +202,12 @@ def _die_with_parent() -> None:
         pass  # not Linux: the parent's process-group kill still applies
 
 
-def _write_result(request: dict, result: dict) -> None:
+def _write_result(request: Request, result: FileResult) -> None:
     with open(request["result"], "w", encoding="utf-8") as out:
         json.dump(result, out, check_circular=False, separators=(",", ":"))
 
 
-def _check_in_this_process(request: dict, recorder) -> None:
+def _check_in_this_process(request: Request, recorder) -> None:
     """Run one file's check here, its output to the file's log, its answer to the result file."""
     me = os.getpid()
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -220,7 +222,7 @@ def _check_in_this_process(request: dict, recorder) -> None:
         _write_result(request, result)
 
 
-def _fork_check(request: dict, recorder, channel) -> int:
+def _fork_check(request: Request, recorder, channel) -> int:
     """Check one file in a forked child with its own session; returns its exit code once it ends."""
     pid = os.fork()
     if pid == 0:

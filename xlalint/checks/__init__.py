@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections.abc import Sequence
 
 from xlalint.checks.base import (STAGES, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule, RunContext,
                                  SourceContext)
@@ -49,7 +50,7 @@ def _load_rules() -> dict[str, Rule]:
 RULES: dict[str, Rule] = _load_rules()
 
 
-def resolve_codes(select: list[str] | None, ignore: list[str] = ()) -> tuple[str, ...]:
+def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str] = ()) -> tuple[str, ...]:
     """Rule codes matching any ``select`` prefix (all when None) and no ``ignore`` prefix."""
     for prefix in [*(select or []), *ignore]:
         if not any(code.startswith(prefix.upper()) for code in RULES):

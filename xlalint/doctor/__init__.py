@@ -54,7 +54,7 @@ def _fatal_line(stderr: str) -> str | None:
 
 def diagnose(device: str = "all", require: str | None = None, env: dict | None = None) -> Diagnosis:
     env = dict(os.environ if env is None else env)
-    wanted = DEVICES if device == "all" else (device,)
+    wanted: tuple[str, ...] = DEVICES if device == "all" else (device,)
     if require:
         wanted = tuple(d for d in DEVICES if d in wanted or require in (d, "all"))
     clean = {k: v for k, v in env.items() if k not in VARIABLES}  # the probe must answer whatever the flags
@@ -62,7 +62,7 @@ def diagnose(device: str = "all", require: str | None = None, env: dict | None =
     if probe is None:
         check = Check("tensorflow", PROBLEM, f"TensorFlow does not start: {error}",
                       "pip install tensorflow (or tensorflow[and-cuda] for GPUs)")
-        return Diagnosis(VERSION, None, [check], [DeviceResult(d, "broken", detail=error) for d in wanted],
+        return Diagnosis(VERSION, None, [check], [DeviceResult(d, "broken", detail=error or "") for d in wanted],
                          _required(device, require, set()))
     checks = build_checks(probe)
     table = known_flags(probe["tensorflow"], probe["tensorflow_dir"], clean)
@@ -123,8 +123,10 @@ def smoke_device(device: str, gpu_visible: bool, env: dict, cache: bool = False)
     if device == "gpu" and not gpu_visible:
         return DeviceResult("gpu", "absent", detail="no GPU visible to TensorFlow")
     smoke, error = run_child("xlalint.backend.doctor_smoke", [device], smoke_env(env, cache))
-    if smoke is None or smoke.get("error"):
-        return DeviceResult(device, "broken", detail=error or smoke["error"], smoke=smoke or {})
+    if smoke is None:
+        return DeviceResult(device, "broken", detail=error or "")
+    if smoke.get("error"):
+        return DeviceResult(device, "broken", detail=smoke["error"], smoke=smoke)
     jit = smoke["jit_compile"]
     if not jit["ran"]:
         return DeviceResult(device, "broken", detail=f"jit_compile=True failed: {jit['error']}", smoke=smoke)
@@ -148,6 +150,7 @@ def _smoke_checks(result: DeviceResult, required: bool, build: dict) -> list[Che
         return [Check(name, PROBLEM, f"{result.detail}: XLA cannot run on {result.device}", fix)]
     if result.xla == "broken":
         return [Check(name, PROBLEM, result.detail, _broken_fix(result.detail))]
+    assert result.compile_s is not None and result.step_s is not None  # an "ok" result has both
     checks = [Check(name, OK, f"jit_compile=True: compiled in {result.compile_s:.2f} s, step "
                     f"{result.step_s * 1e3:.2f} ms (TensorFlow {result.smoke['tf_step_s'] * 1e3:.2f} ms), "
                     + result.detail)]

@@ -67,7 +67,7 @@ def _libdevice_fix(env: dict, roots: list[str]) -> str | None:
     """A link that puts a stray libdevice.10.bc (conda keeps it in lib/) where XLA looks."""
     prefix = env.get("CONDA_PREFIX")
     stray = os.path.join(prefix, "lib", "libdevice.10.bc") if prefix else None
-    if stray and os.path.isfile(stray):
+    if prefix and stray and os.path.isfile(stray):
         target = os.path.join(prefix, "nvvm", "libdevice")
         advice = f"mkdir -p {target} && ln -s {stray} {target}/"
         if os.path.normpath(prefix) not in roots:

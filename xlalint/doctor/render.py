@@ -16,7 +16,7 @@ def text(diagnosis: Diagnosis) -> str:
             lines.append(f"{'':<8} {'':<{width}}  fix: {check.fix}")
     for device in diagnosis.devices:
         timing = (f"compile {device.compile_s:.2f} s, step {device.step_s * 1e3:.2f} ms, "
-                  if device.compile_s is not None else "")
+                  if device.compile_s is not None and device.step_s is not None else "")
         lines.append(f"device {device.device}: XLA {device.xla} ({timing}{device.detail})")
     problems = sum(c.status == PROBLEM for c in diagnosis.checks)
     need = ", ".join(diagnosis.required) or "none"

@@ -24,8 +24,8 @@ def emit(report: Report) -> str:
         lines.append(f"::{LEVEL[f.severity]} {props}::{_escape_data(f'{f.cell_prefix}{f.message}. {f.hint}')}")
     for e in report.errors:
         lines.append(f"::error file={_escape_property(e.path)},title=xlalint::{_escape_data(e.message)}")
-    for e in report.entries:
-        if e.verdict == "unknown":
-            lines.append(f"::warning file={_escape_property(e.path)},line={e.line},title=xlalint::"
-                         f"{_escape_data(f'`{e.name}` not checked: {e.error}')}")
+    for entry in report.entries:
+        if entry.verdict == "unknown":
+            lines.append(f"::warning file={_escape_property(entry.path)},line={entry.line},title=xlalint::"
+                         f"{_escape_data(f'`{entry.name}` not checked: {entry.error}')}")
     return "\n".join(lines)

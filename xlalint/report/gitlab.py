@@ -41,9 +41,9 @@ def emit(report: Report) -> str:
     for e in report.errors:
         path = _path(e.path, root)
         issues.append(_issue("xlalint/file-error", e.message, "major", path, 1, _digest("error", path, e.message)))
-    for e in report.entries:
-        if e.verdict == "unknown":
-            path = _path(e.path, root)
-            issues.append(_issue("xlalint/not-checked", f"`{e.name}` not checked: {e.error}", "minor", path,
-                                 e.line, _digest("unknown", path, e.name)))
+    for entry in report.entries:
+        if entry.verdict == "unknown":
+            path = _path(entry.path, root)
+            issues.append(_issue("xlalint/not-checked", f"`{entry.name}` not checked: {entry.error}", "minor", path,
+                                 entry.line, _digest("unknown", path, entry.name)))
     return json.dumps(issues, indent=2)
