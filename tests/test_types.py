@@ -9,7 +9,6 @@ from helpers import REPO
 
 
 def test_mypy_finds_no_type_error():
-    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("Success: no issues found"), done.stdout

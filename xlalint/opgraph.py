@@ -10,9 +10,7 @@ plain JSON, so rules run and are tested without TensorFlow.
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
-from pathlib import Path
 
 import networkx as nx
 
@@ -30,7 +28,6 @@ class OpGraph:
     @gc_paused()
     def __init__(self, data: Graph):
         check_format(data)
-        self.data = data
         self.root: str = data["root"]
         self.num_args: int = data["num_args"]
         self.functions: dict[str, Function] = data["functions"]
@@ -50,13 +47,6 @@ class OpGraph:
                     self._callers.setdefault(name, []).append((node["id"], attr))
         self._by_name = {(n["function"], n["name"]): n["id"] for n in data["nodes"]}
         self._analyses: dict = {}
-
-    @classmethod
-    def load(cls, path: str | Path) -> "OpGraph":
-        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.data, indent=1), encoding="utf-8")
 
     def nodes(self):
         """Node records in trace order."""
