@@ -7,7 +7,9 @@ import shutil
 import pytest
 
 from helpers import REPO, run_json, run_without_tf, run_xlalint
+import xlalint
 from xlalint.config import ConfigError, find_config, load_config
+from xlalint.settings import BY_KEY, merge
 
 
 def _project(tmp_path, table: str):
@@ -70,3 +72,20 @@ def test_config_entries_specs_ignores_and_flag_override(tmp_path):
     assert "plain_helper" in {f["entry"] for f in report["findings"]}
     report, _ = run_json(str(src), "--ignore", "XLA1", cwd=tmp_path)
     assert not [f for f in report["findings"] if f["code"].startswith("XLA1")]
+
+
+def test_a_flag_wins_over_the_config_file_which_wins_over_the_default():
+    values = merge({"timeout": 5.0, "device": None}, {"timeout": 30.0, "device": "cpu", "max_memory": 0})
+    assert (values["timeout"], values["device"], values["max_memory"], values["mode"]) == (5.0, "cpu", 0, "jit")
+
+
+def test_the_python_api_checks_its_settings_as_the_config_file_does():
+    with pytest.raises(ValueError, match="mode must be one of jit, autocluster, not 'auto'"):
+        xlalint.check(lambda x: x, "float32[2]", mode="auto")  # before anything is traced
+    with pytest.raises(ValueError, match="select must be a list of strings, not 'XLA001'"):
+        xlalint.check(lambda x: x, "float32[2]", select="XLA001")
+
+
+def test_the_readme_names_every_config_key():
+    readme = (REPO / "README.md").read_text()
+    assert [key for key in BY_KEY if f"`{key}`" not in readme] == []

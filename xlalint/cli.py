@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
 from xlalint.engine import analyze, static_report
 from xlalint.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
@@ -21,7 +20,7 @@ from xlalint.results import Report
 from xlalint.progress import progress_for
 from xlalint.specs import SpecError, parse_spec
 from xlalint import settings
-from xlalint.settings import BY_NAME, SETTINGS, SWITCH, VERIFY_DEVICES, Options
+from xlalint.settings import BY_NAME, SETTINGS, VERIFY_DEVICES, Options
 from xlalint.support import cache_dir
 from xlalint.version import VERSION
 
@@ -80,19 +79,7 @@ def _check_parser() -> argparse.ArgumentParser:
                         help="no progress on stderr (otherwise a status line on a terminal, one line per file in logs)")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("--version", action="version", version=f"xlalint {VERSION}")
-    group = parser.add_argument_group("settings", "each also a [tool.xlalint] key where one is named")
-    for setting in SETTINGS:
-        if not setting.flags:
-            continue
-        if setting.kind is SWITCH:
-            group.add_argument(*setting.flags, dest=setting.name, action="store_true", default=None,
-                               help=setting.help_text())
-            continue
-        value: dict[str, Any] = {"nargs": "?", "const": setting.const} if setting.const else {}
-        if not setting.choices:
-            value["type"] = setting.kind.from_text
-        group.add_argument(*setting.flags, dest=setting.name, metavar=setting.metavar, help=setting.help_text(),
-                           choices=setting.choices, **value)
+    settings.add_flags(parser.add_argument_group("settings", "each also a [tool.xlalint] key where one is named"))
     return parser
 
 

@@ -7,6 +7,7 @@ its default, and ``options`` turns the result into the ``Options`` of a run.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import dataclasses
 import fnmatch
@@ -47,8 +48,6 @@ class Kind:
 
     def from_text(self, text: str) -> Any:
         """An argparse type: the value a flag's text stands for."""
-        import argparse
-
         try:
             return self.check(self.parse(text) if self.parse else text)
         except (ValueError, TypeError):
@@ -165,6 +164,22 @@ SETTINGS = (
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 BY_KEY = {setting.key: setting for setting in SETTINGS if setting.key}
+
+
+def add_flags(group: argparse._ActionsContainer) -> None:
+    """A flag for every setting that has one; an absent flag is None, so that ``merge`` looks further."""
+    for setting in SETTINGS:
+        if not setting.flags:
+            continue
+        if setting.kind is SWITCH:
+            group.add_argument(*setting.flags, dest=setting.name, action="store_true", default=None,
+                               help=setting.help_text())
+            continue
+        value: dict[str, Any] = {"nargs": "?", "const": setting.const} if setting.const else {}
+        if not setting.choices:
+            value["type"] = setting.kind.from_text
+        group.add_argument(*setting.flags, dest=setting.name, metavar=setting.metavar, help=setting.help_text(),
+                           choices=setting.choices, **value)
 
 
 def merge(given: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
