@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from helpers import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
 import difftest  # noqa: E402 - bench/difftest.py

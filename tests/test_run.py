@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, TESTS
+from helpers import REPO, TESTS
 
 pytestmark = pytest.mark.tf  # each run imports TensorFlow in its own process
 

@@ -10,6 +10,9 @@ import tensorflow as tf
 
 from xlalint.backend import run_hooks
 
+pytestmark = pytest.mark.tf  # every test here needs TensorFlow
+
+
 @pytest.fixture(params=run_hooks.SUPPORTED, ids=[f"tf{t}-keras{k}" for t, k in run_hooks.SUPPORTED])
 def supported(request):
     if run_hooks.installed() != request.param:

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import REPO, run_without_tf
+from helpers import REPO, run_without_tf
 from xlalint.report import EMITTERS
 from xlalint.run_command import _parser, split_command
 from xlalint.run_report import defined_tf_functions, run_report

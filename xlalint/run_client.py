@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from typing import Any
 
 from xlalint.python_child import module_command
 from xlalint.run_scratch import make_scratch, remove_scratch
@@ -30,7 +31,7 @@ def run_script(script: str | None, module: str | None, argv: list[str], budget: 
     scratch = make_scratch(cwd)
     work = tempfile.mkdtemp(prefix="xlalint-run-state-")
     try:
-        request = {"script": script and os.path.abspath(script), "module": module, "argv": argv, "cwd": cwd,
+        request: dict[str, Any] = {"script": script and os.path.abspath(script), "module": module, "argv": argv, "cwd": cwd,
                    "scratch": scratch, "protected": protected, "budget": budget, "patience": patience,
                    "result": os.path.join(work, "result.json")}
         request_path = os.path.join(work, "request.json")
@@ -61,8 +62,9 @@ def _result(path: str, code: int | None, killed: bool, budget: float, log: str) 
     with contextlib.suppress(OSError, ValueError), open(path, encoding="utf-8") as handle:
         result = json.load(handle)
     if result is None:
-        return {"error": f"the run was killed {IMPORT_ALLOWANCE_S:g}s past its budget, before it captured anything" if killed
-                else _death(code, log).replace("the traced module", "the run")}
+        if killed or code is None:  # killed: no exit code
+            return {"error": f"the run was killed {IMPORT_ALLOWANCE_S:g}s past its budget, before it captured anything"}
+        return {"error": _death(code, log).replace("the traced module", "the run")}
     if result.get("stop") is None:  # killed from outside while it ran: keep what it captured
         result["stop"] = {"kind": "budget", "where": None,
                           "reason": f"the run did not stop at its budget of {budget:g}s and was killed"}

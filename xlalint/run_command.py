@@ -10,20 +10,21 @@ import os
 import sys
 from pathlib import Path
 
+from xlalint import settings
 from xlalint.baseline import BaselineError, read_baseline, with_fingerprints
-from xlalint.checks import resolve_codes
-from xlalint.cli import (COUNT, EXIT_FINDINGS, EXIT_OK, PERCENT, SECONDS, Interrupted, _baseline, _codes_list,
-                         _exit_code, _Parser, _signals_interrupt)
+from xlalint.cli import EXIT_FINDINGS, EXIT_OK, Interrupted, _baseline, _exit_code, _Parser, _signals_interrupt
 from xlalint.config import ConfigError, find_config, load_config
 from xlalint.coverage import below
 from xlalint.files import read_source
 from xlalint.notebooks import is_notebook
 from xlalint.report import EMITTERS
 from xlalint.results import Report
-from xlalint.settings import DEFAULT_DEVICE, DEVICES, Options
+from xlalint.settings import COUNT, SECONDS
 
 DEFAULT_RUN_TIMEOUT_S = 120.0
 DEFAULT_PATIENCE = 2
+FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "save_graphs")  # settings that `run` takes
+FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores")  # what it reads from [tool.xlalint]
 
 
 def _parser() -> _Parser:
@@ -35,22 +36,16 @@ def _parser() -> _Parser:
         "network access stops the run. Exit codes as for `xlalint`. See docs/run.md.")
     parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as `python -m MODULE`")
     parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
-    parser.add_argument("--device", choices=DEVICES, help=f"target XLA device (default: {DEFAULT_DEVICE})")
-    parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
-    parser.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to skip")
-    parser.add_argument("--run-timeout", type=SECONDS, default=DEFAULT_RUN_TIMEOUT_S, metavar="SECONDS",
+    parser.add_argument("--run-timeout", type=SECONDS.from_text, default=DEFAULT_RUN_TIMEOUT_S, metavar="SECONDS",
                         help=f"budget for the script's run, TensorFlow's import not counted (default: "
                         f"{DEFAULT_RUN_TIMEOUT_S:g})")
-    parser.add_argument("--patience", type=COUNT, default=DEFAULT_PATIENCE, metavar="N",
+    parser.add_argument("--patience", type=COUNT.from_text, default=DEFAULT_PATIENCE, metavar="N",
                         help="stop once the captured functions were called N times each with nothing new "
                         f"traced (default: {DEFAULT_PATIENCE})")
-    parser.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
     parser.add_argument("--write-baseline", metavar="FILE", help="record this run's findings in FILE")
-    parser.add_argument("--min-coverage", type=PERCENT, metavar="PERCENT",
-                        help="fail when fewer than PERCENT of the traced ops run under XLA")
-    parser.add_argument("--save-graphs", metavar="DIR", help="write each captured function's op graph as JSON")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
+    settings.add_flags(parser.add_argument_group("settings", "as for `xlalint`"), FLAGS, FROM_CONFIG)
     return parser
 
 
@@ -69,7 +64,7 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def _module_file(parser, module: str) -> str:
+def _module_file(parser: _Parser, module: str) -> str:
     sys.path.insert(0, os.getcwd())
     try:
         spec = importlib.util.find_spec(module)
@@ -98,13 +93,12 @@ def main(argv: list[str]) -> int:
     script = _module_file(parser, args.module) if args.module else args.script
     try:
         config = load_config(Path(args.config) if args.config else find_config([script]))
-        codes = resolve_codes(_codes_list(args.select) or config.select, _codes_list(args.ignore) or config.ignore)
-        known = read_baseline(args.baseline) if args.baseline and not args.write_baseline else None
+        values = settings.merge({name: getattr(args, name) for name in FLAGS},
+                                {name: value for name, value in config.values.items() if name in FROM_CONFIG})
+        options = settings.options(values, root=str(config.root))
+        known = read_baseline(options.baseline) if options.baseline and not args.write_baseline else None
     except (ConfigError, ValueError, BaselineError) as error:
         parser.error(str(error))
-    options = Options(device=args.device or config.device or DEFAULT_DEVICE, select=codes, root=str(config.root),
-                      save_graphs=args.save_graphs, cache_dir=None,
-                      per_file_ignores={g: [c.upper() for c in cs] for g, cs in config.per_file_ignores.items()})
     from xlalint.run_client import run_script
     from xlalint.run_report import run_report
     from xlalint.run_scratch import ScratchError
@@ -125,11 +119,11 @@ def main(argv: list[str]) -> int:
     report = run_report(result, script, options)
     report.findings = with_fingerprints(report.findings, options.root)
     try:
-        _baseline(report, args, known)
+        _baseline(report, args, options.baseline, known)
     except BaselineError as error:
         parser.error(str(error))
     print(EMITTERS[args.format](report))
-    failure = below(report, args.min_coverage) if args.min_coverage else None
+    failure = below(report, options.min_coverage) if options.min_coverage else None
     if failure:
         print(f"xlalint: {failure}", file=sys.stderr)
     return max(_exit_code(report), EXIT_FINDINGS if failure else EXIT_OK)

@@ -21,6 +21,7 @@ from xlalint.settings import Options
 from xlalint.specs import Spec
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import load_support
+from xlalint.wire import EntryRecord, file_result
 
 
 def _specs(signature: list[dict]) -> str:
@@ -68,12 +69,12 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     records = result["records"]
     suppressions = SuppressionIndex()
     support = load_support(report.tensorflow)
-    by_file: dict[str, list[dict]] = {}
+    by_file: dict[str, list[EntryRecord]] = {}
     for record in records:
         by_file.setdefault(record["path"], []).append(record)
     produced: list[Produced] = []
     for path, entries in by_file.items():
-        produced += file_findings(report, {"path": path, "entries": entries, "error": None}, support, options, False)
+        produced += file_findings(report, file_result(path, entries=entries), support, options, False)
     calls = {r["name"]: Related(display_path(r["call"][0]), r["call"][1],
                                 f"`{r['name']}` called here, in `{r['call'][2]}()`, with ({_specs(r['signature'])})"
                                 + (f", traced {r['traces']} times" if r["traces"] > 1 else ""))

@@ -14,7 +14,7 @@ import fnmatch
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from xlalint.cache import DEFAULT_MAX_MB
 from xlalint.specs import SpecError, parse_spec
@@ -116,9 +116,9 @@ class Setting:
     choices: tuple[str, ...] | None = None
     const: str | None = None  # the value of the flag given alone
 
-    def help_text(self) -> str:
+    def help_text(self, with_key: bool = True) -> str:
         notes = [f"default: {self.default}"] if self.default not in (None, False) else []
-        notes += [f"[tool.xlalint] {self.key}"] if self.key else []
+        notes += [f"[tool.xlalint] {self.key}"] if self.key and with_key else []
         return f"{self.help} ({'; '.join(notes)})" if notes else self.help
 
 
@@ -166,19 +166,21 @@ BY_NAME = {setting.name: setting for setting in SETTINGS}
 BY_KEY = {setting.key: setting for setting in SETTINGS if setting.key}
 
 
-def add_flags(group: argparse._ActionsContainer) -> None:
-    """A flag for every setting that has one; an absent flag is None, so that ``merge`` looks further."""
-    for setting in SETTINGS:
+def add_flags(group: argparse._ActionsContainer, names: Sequence[str] | None = None,
+              keys: Sequence[str] | None = None) -> None:
+    """A flag for every setting that has one (or for those ``names``), its help naming the config key
+    (of those in ``keys``, if given); an absent flag is None, so that ``merge`` looks further."""
+    for setting in SETTINGS if names is None else [BY_NAME[name] for name in names]:
         if not setting.flags:
             continue
+        help = setting.help_text(keys is None or setting.name in keys)
         if setting.kind is SWITCH:
-            group.add_argument(*setting.flags, dest=setting.name, action="store_true", default=None,
-                               help=setting.help_text())
+            group.add_argument(*setting.flags, dest=setting.name, action="store_true", default=None, help=help)
             continue
         value: dict[str, Any] = {"nargs": "?", "const": setting.const} if setting.const else {}
         if not setting.choices:
             value["type"] = setting.kind.from_text
-        group.add_argument(*setting.flags, dest=setting.name, metavar=setting.metavar, help=setting.help_text(),
+        group.add_argument(*setting.flags, dest=setting.name, metavar=setting.metavar, help=help,
                            choices=setting.choices, **value)
 
 

@@ -74,7 +74,7 @@ class Capture:
         self.calls = 0  # answered calls of captured functions
         self.since_new = 0  # of those, since the last new trace
         self.last_site: list | None = None
-        self._dataset_at = weakref.WeakKeyDictionary()  # iterator -> self.calls when it last yielded
+        self._dataset_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # iterator -> self.calls when it last yielded
 
     def install(self) -> None:
         run_hooks.on_function_call(self._on_call)

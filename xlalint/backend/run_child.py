@@ -15,6 +15,7 @@ import signal
 import sys
 import traceback
 import types
+from typing import Any
 
 from xlalint.backend.frames import is_user_file
 from xlalint.files import read_source
@@ -102,7 +103,7 @@ def main(request_path: str) -> None:
     signal.setitimer(signal.ITIMER_REAL, request["budget"])
     try:
         _run_script(request)
-        stop = {"kind": "ended", "reason": "the script ended", "where": None}
+        stop: dict[str, Any] = {"kind": "ended", "reason": "the script ended", "where": None}
     except RunStop as error:
         stop = {"kind": error.args[2], "reason": error.args[0], "where": error.args[1]}
     except SystemExit as error:

@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import threading
+from types import FrameType
 
 from xlalint.backend import run_hooks
 from xlalint.backend.frames import is_user_file
@@ -42,10 +43,11 @@ class NetworkStop(RunStop):
 def user_site(skip: int = 0) -> tuple[tuple[str, int, str], str] | None:
     """``((file, line, function), callee)``: the innermost frame of the user's code on this thread's
     stack, and the qualified name of what it was calling."""
-    frame, inner = sys._getframe(skip + 1), None  # noqa: SLF001
+    frame: FrameType | None = sys._getframe(skip + 1)  # noqa: SLF001
+    inner: FrameType | None = None
     while frame is not None:
         if is_user_file(frame.f_code.co_filename):
-            callee = "" if inner is None else f"{inner.f_globals.get('__name__', '?')}.{inner.f_code.co_qualname}"
+            callee = "" if inner is None else f"{inner.f_globals.get('__name__', '?')}.{getattr(inner.f_code, 'co_qualname', inner.f_code.co_name)}"  # 3.11+
             return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name), callee
         frame, inner = frame.f_back, frame
     return None

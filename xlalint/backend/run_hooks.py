@@ -40,7 +40,8 @@ FILE_WRITES = {"WritableFile": 1, "CreateDir": 1, "RecursivelyCreateDir": 1, "De
 
 def installed() -> tuple[str, str]:
     """The installed ``(TensorFlow, Keras)`` releases, as ``major.minor``."""
-    return tuple(".".join(v.split(".")[:2]) for v in (tf.__version__, keras.__version__))
+    tensorflow, keras_release = (".".join(v.split(".")[:2]) for v in (tf.__version__, keras.__version__))
+    return tensorflow, keras_release
 
 
 def jit_compile(function) -> bool | None:

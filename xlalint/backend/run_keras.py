@@ -37,7 +37,7 @@ def _one_step_per_epoch(capture, model, step, made, keras_function):
     if not made:  # run_eagerly=True: Keras makes no tf.function, there is nothing to compile
         return keras_function
     one_step = made[0]
-    stepped = weakref.WeakSet()
+    stepped: weakref.WeakSet = weakref.WeakSet()
     where = _where(model, step)
     key = ("keras", id(model), step.__name__)
 
