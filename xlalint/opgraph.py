@@ -28,6 +28,7 @@ class OpGraph:
     @gc_paused()
     def __init__(self, data: Graph):
         check_format(data)
+        self.data = data  # the record it was built from
         self.root: str = data["root"]
         self.num_args: int = data["num_args"]
         self.functions: dict[str, Function] = data["functions"]
