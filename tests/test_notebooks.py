@@ -10,7 +10,7 @@ import subprocess
 import nbformat
 import pytest
 
-from conftest import REPO, run_json, run_without_tf, run_xlalint
+from helpers import REPO, run_json, run_without_tf, run_xlalint
 from xlalint.ci.github_action import changed_python_files
 from xlalint.config import load_config
 from xlalint.engine import static_report
@@ -198,7 +198,7 @@ def test_directory_runs_pick_up_notebooks_that_use_tensorflow_and_config_can_exc
     assert report["errors"] == []
     (tmp_path / "pyproject.toml").write_text('[tool.xlalint]\nexclude = ["*.ipynb"]\n')
     config = load_config(tmp_path / "pyproject.toml")
-    report = _static(tmp_path, exclude=tuple(config.exclude), root=str(config.root))
+    report = _static(tmp_path, exclude=config.values["exclude"], root=str(config.root))
     assert report["findings"] == [] and report["entries"] == []
 
 
@@ -241,6 +241,7 @@ def _of(report: dict, name: str, key: str) -> list[dict]:
     return [item for item in report[key] if item["path"].endswith(name)]
 
 
+@pytest.mark.tf
 def test_full_mode_finds_the_blocker_at_its_cell_and_line(traced):
     report, code = traced
     found = _blocker(report["findings"])
@@ -250,6 +251,7 @@ def test_full_mode_finds_the_blocker_at_its_cell_and_line(traced):
     assert [e["verdict"] for e in _of(report, BLOCKER.name, "entries")] == ["incompatible"]
 
 
+@pytest.mark.tf
 def test_full_mode_passes_a_clean_notebook_and_honours_suppressions(traced):
     report, _ = traced
     assert [e["verdict"] for e in _of(report, "clean.ipynb", "entries")] == ["compatible"]
@@ -258,6 +260,7 @@ def test_full_mode_passes_a_clean_notebook_and_honours_suppressions(traced):
     assert _of(report, "suppressed.ipynb", "findings") == []  # XLA001 and XLA403 hidden, neither stale
 
 
+@pytest.mark.tf
 def test_full_mode_names_the_cell_of_a_syntax_error_and_of_an_import_failure(traced):
     report, _ = traced
     assert [e["message"] for e in _of(report, "syntax_error.ipynb", "errors")] == [BAD["syntax_error.ipynb"]]
@@ -267,6 +270,7 @@ def test_full_mode_names_the_cell_of_a_syntax_error_and_of_an_import_failure(tra
 
 # --- xlalint run: the cells executed in order, as a kernel would ----------------------------------------
 
+@pytest.mark.tf
 def test_run_executes_the_cells_and_finds_the_blocker_at_its_cell_and_line():
     done = run_xlalint("run", "--format", "json", "--device", "cpu", str(NOTEBOOKS / "train_loop.ipynb"))
     report, code = json.loads(done.stdout), done.returncode

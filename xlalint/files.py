@@ -65,23 +65,23 @@ def _first_spellings(files: list[str]):
             yield os.path.abspath(path)
 
 
-def read_source(path: str) -> tuple[str | None, str | None]:
-    """``(source, None)`` (without a byte-order mark), or ``(None, error)`` when the file cannot be
+def read_source(path: str) -> tuple[str, str | None]:
+    """``(source, None)`` (without a byte-order mark), or ``("", error)`` when the file cannot be
     read as UTF-8 text. A notebook's source is its code cells as one module (xlalint.notebooks)."""
     if is_notebook(path):
         try:
             return read_notebook(path).source, None
         except NotebookError as error:
-            return None, str(error)
+            return "", str(error)
         except OSError as error:
-            return None, f"cannot read the file: {error.strerror}"
+            return "", f"cannot read the file: {error.strerror}"
     try:
         with open(path, encoding="utf-8-sig") as handle:  # a byte-order mark is fine, as for Python
             return handle.read(), None
     except UnicodeDecodeError as error:
-        return None, f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})"
+        return "", f"cannot decode the file as UTF-8 ({error.reason} at byte {error.start})"
     except OSError as error:
-        return None, f"cannot read the file: {error.strerror}"
+        return "", f"cannot read the file: {error.strerror}"
 
 
 def precheck(path: str, explicit: bool) -> tuple[str | None, bool]:

@@ -19,7 +19,8 @@ import warnings
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
+from typing import Any
 
 from xlalint.results import Related
 
@@ -106,7 +107,8 @@ def _without_line_magics(bodies: list[str]) -> list[str]:
 # The notebook's JSON text, walked only to find where each cell's source strings are (nbformat reads the rest).
 
 def _skip_space(text: str, pos: int) -> int:
-    return _SPACE.match(text, pos).end()
+    found = _SPACE.match(text, pos)  # whitespace or nothing: it always matches
+    return found.end() if found else pos
 
 
 def _walk(text: str, pos: int, opener: str, closer: str, on_value) -> int:
@@ -149,7 +151,12 @@ def _source_tokens(text: str) -> list[tuple[list[tuple[int, int]], bool]]:
             cells.append(([(pos, end)], False))
             return end
         spans: list[tuple[int, int]] = []
-        end = _walk(text, pos, "[", "]", lambda _, p: spans.append((p, _skip(text, p))) or spans[-1][1])
+
+        def add_span(_, p: int) -> int:
+            spans.append((p, _skip(text, p)))
+            return spans[-1][1]
+
+        end = _walk(text, pos, "[", "]", add_span)
         cells.append((spans, True))
         return end
 
@@ -165,7 +172,7 @@ def _source_tokens(text: str) -> list[tuple[list[tuple[int, int]], bool]]:
     return cells
 
 
-def _nbformat_cells(text: str) -> list[dict]:
+def _nbformat_cells(text: str) -> list[Any]:
     """The cells as nbformat reads and validates them (nbformat 4 only)."""
     import nbformat
 
@@ -195,7 +202,9 @@ def parse_notebook(text: str) -> NotebookModule:
     tokens = _source_tokens(text)
     if len(tokens) != len(cells):
         raise NotebookError("not a notebook: its cells could not be matched to the file's text")
-    found, code, file_lines = [], [], []
+    found: list[Cell] = []
+    code: list[str] = []
+    file_lines: list[int] = []
     newline_offsets = [m.start() for m in re.finditer("\n", text)]
     for number, (cell, (spans, listed)) in enumerate(zip(cells, tokens), 1):
         if cell.cell_type != "code":
@@ -391,7 +400,7 @@ def in_cells(items: list) -> list:
     related places and auto-clustering splitters."""
     out = []
     for item in items:
-        changes = {}
+        changes: dict[str, Any] = {}
         if getattr(item, "related", ()):
             changes["related"] = tuple(_placed(item.related))
         if getattr(item, "autocluster", None):

@@ -43,7 +43,7 @@ def _send(channel, message: dict) -> None:
 
 def _where(error: BaseException, path: str) -> str:
     """``" (line N)"`` for the innermost frame of the user's file in a traceback."""
-    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == path]
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == path and f.lineno]
     if not lines:
         return ""
     cell = place_of(path, lines[-1])
@@ -171,9 +171,9 @@ def _check_file(request: Request, recorder) -> FileResult:
             result["error"] = f"loading the SavedModel failed: {type(error).__name__}: {_first_line(error)}"
         return result
     try:
-        source, error = read_source(path)  # without a byte-order mark, as Python's import reads it
-        if error:
-            result["error"] = error
+        source, unreadable = read_source(path)  # without a byte-order mark, as Python's import reads it
+        if unreadable:
+            result["error"] = unreadable
             return result
         module = _import_user_module(path, source)
     except SystemExit as error:
