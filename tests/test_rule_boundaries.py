@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from conftest import REPO
+from helpers import REPO
 
 PACKAGE = REPO / "xlalint"
 RULE_MODULE = re.compile(r"xla\d{3}_\w+$")

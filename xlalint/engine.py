@@ -28,7 +28,7 @@ from xlalint.static_run import check_files
 from xlalint.source_scan import scan_source, scan_text
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
-from xlalint.wire import Request
+from xlalint.wire import FileResult, Request, file_result
 from xlalint.worker_client import WorkerError, run_worker
 
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
@@ -60,7 +60,8 @@ def analyze(paths: list[str], options: Options) -> Report:
             targets = options.targets.get(path, {})
             requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()],
                              "discover": path not in options.only_named,
-                             "verify": options.verify and {"device": None if options.verify == "auto" else options.verify}})
+                             "verify": {"device": None if options.verify == "auto" else options.verify}
+                             if options.verify else None})
     results = _results(report, requests, options) if requests else {}
     support = load_support(report.tensorflow) if report.tensorflow else None  # only a file with an error has none
     for request in requests:
@@ -92,7 +93,7 @@ def _results(report: Report, requests: list[Request], options: Options) -> dict:
             if "TensorFlow cannot be imported" in message:
                 message = ("TensorFlow is not installed or cannot be imported; install it with "
                            f"`pip install 'xlalint[tf]'` or your own TensorFlow build ({message})")
-            results.update({r["path"]: {"path": r["path"], "entries": [], "error": message} for r in missing})
+            results.update({r["path"]: file_result(r["path"], message) for r in missing})
             if len(missing) == len(requests):
                 tensorflow = None  # nothing was traced, nothing came from the cache
         else:
@@ -145,7 +146,7 @@ def static_report(paths: list[str], options: Options) -> Report:
     return report
 
 
-def file_findings(report: Report, result: dict, support, options: Options, explicit: bool) -> list[Produced]:
+def file_findings(report: Report, result: FileResult, support, options: Options, explicit: bool) -> list[Produced]:
     """Add one file's entries (verdicts pending) and return their findings; a file found by a
     directory scan may have no entry."""
     path = display_path(result["path"])

@@ -17,11 +17,11 @@ from xlalint.settings import Options
 from xlalint.sourcemap import Location, column, locate
 from xlalint.source.limits import refusal
 from xlalint.support import load_support
-from xlalint.wire import FORMAT, EntryRecord
+from xlalint.wire import FORMAT, EntryRecord, Graph
 
 NOWHERE = Location("", 0)  # an op with no user line has no related place
 # The graph of an entry that could not be traced: the rules that need no trace (XLA301) still run.
-NO_GRAPH = {"format": FORMAT, "root": "-", "num_args": 0, "functions": {"-": {"inputs": [], "outputs": []}}, "nodes": []}
+NO_GRAPH: Graph = {"format": FORMAT, "root": "-", "num_args": 0, "functions": {"-": {"inputs": [], "outputs": []}}, "nodes": []}
 
 
 def findings_for_traced_entry(raw: EntryRecord, path: str, tensorflow: str, options: Options) -> list[Finding]:
@@ -31,7 +31,7 @@ def findings_for_traced_entry(raw: EntryRecord, path: str, tensorflow: str, opti
 
 def entry_findings(raw: EntryRecord, path: str, support, options: Options, graph: OpGraph | None = None) -> list[Finding]:
     """Every finding of one entry, unselected; ``path`` is the file the entry was found in."""
-    graph = graph if graph is not None else OpGraph(raw["graph"])
+    graph = graph if graph is not None else OpGraph(raw["graph"] or NO_GRAPH)
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"],
                   tuple(raw.get("keras_layers", ())), options.mode)
     findings = _rule_findings(graph, ctx, raw, Location(path, raw["line"]))
@@ -41,8 +41,8 @@ def entry_findings(raw: EntryRecord, path: str, support, options: Options, graph
     return findings + [f for check in hooks("check_entry") for f in check(entry)]
 
 
-def _rule_findings(graph: OpGraph, ctx: Context, raw: dict, fallback: Location) -> list[Finding]:
-    findings = {}
+def _rule_findings(graph: OpGraph, ctx: Context, raw: EntryRecord, fallback: Location) -> list[Finding]:
+    findings: dict[tuple, Finding] = {}
     for hit in run_checks(graph, ctx):
         rule = RULES[hit.code]
         node = graph.node(hit.node) if hit.node else None

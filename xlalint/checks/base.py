@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 from xlalint.opgraph import OpGraph
 from xlalint.results import Finding, FixOffer
 from xlalint.support import SupportTable
+from xlalint.wire import EntryRecord
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class Pending:
 class EntryContext:
     """What an entry rule sees: one traced entry and every graph rule's findings on it, unfiltered."""
 
-    record: dict  # the wire's EntryRecord: name, line, kind, jit_compile, verify...
+    record: EntryRecord  # name, line, kind, jit_compile, verify...
     graph: OpGraph
     path: str  # the file the entry was found in, as read
     findings: tuple[Finding, ...]

@@ -9,12 +9,13 @@ from __future__ import annotations
 from xlalint.checks.base import EntryContext, Rule
 from xlalint.files import display_path
 from xlalint.sourcemap import Location, column, locate
+from xlalint.wire import VerifyRecord
 
 REPORT_BUG = "This is an xlalint bug: please report it with the output of --save-graphs."
 
 
-def unverifiable(verify: dict) -> bool:
-    return bool(verify["error"]) and verify["error"].startswith("cannot verify")
+def unverifiable(verify: VerifyRecord) -> bool:
+    return (verify["error"] or "").startswith("cannot verify")
 
 
 def check_entry(entry: EntryContext):
