@@ -71,7 +71,8 @@ def _check_parser() -> argparse.ArgumentParser:
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table; `xlalint run SCRIPT "
         "[ARGS ...]` runs a training script up to its compiled steps and checks them there. "
         "Settings can live in pyproject.toml under [tool.xlalint]; flags override them. "
-        "Exit codes: 0 nothing blocks XLA, 1 findings or files that could not be checked, 2 usage error "
+        "Exit codes: 0 nothing blocks XLA, 1 error findings or files that could not be checked (with "
+        "--strict also entries that could not be traced and files without entry points), 2 usage error "
         "or no file could be checked.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH[::NAME]",
@@ -121,6 +122,9 @@ def _check_parser() -> argparse.ArgumentParser:
                         "recorded ones that went away are listed as fixed")
     parser.add_argument("--write-baseline", metavar="FILE",
                         help="record this run's findings in FILE; later runs with --baseline FILE report only new ones")
+    parser.add_argument("--strict", action="store_true", default=None,
+                        help="also fail (exit 1) when an entry could not be traced or a file with TensorFlow "
+                        "has no entry point (default: they are listed as notices)")
     parser.add_argument("--min-coverage", type=PERCENT, metavar="PERCENT",
                         help="fail when fewer than PERCENT of the traced ops run under XLA (docs/coverage.md)")
     parser.add_argument("-q", "--quiet", action="store_true",
@@ -188,6 +192,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
     )
     args.baseline = args.baseline or (config.baseline and str(config.root / config.baseline))
     args.min_coverage = _first(args.min_coverage, None if args.static else config.min_coverage, 0.0)
+    args.strict = _first(args.strict, config.strict, False)
     return paths, options
 
 
@@ -247,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     failure = below(report, args.min_coverage) if args.min_coverage else None
     if failure:
         print(f"xlalint: {failure}", file=sys.stderr)
-    return max(_exit_code(report), EXIT_FINDINGS if failure else EXIT_OK)
+    return max(_exit_code(report, args.strict), EXIT_FINDINGS if failure else EXIT_OK)
 
 
 def _baseline(report: Report, args, known: list[dict] | None) -> None:
@@ -283,10 +288,13 @@ def _signals_interrupt():
             signal.signal(sig, handler)
 
 
-def _exit_code(report) -> int:
-    if not report.entries and report.errors:
+def _exit_code(report, strict: bool = False) -> int:
+    """Errors fail the run; what could not be traced (entries, files without entry points) only with ``strict``."""
+    errors = [e for e in report.errors if not e.notice]
+    if not report.entries and errors:
         return EXIT_USAGE
-    if not report.ok or report.errors or any(e.verdict == "unknown" for e in report.entries):
+    unchecked = any(e.verdict == "unknown" for e in report.entries) or len(errors) < len(report.errors)
+    if not report.ok or errors or (strict and unchecked):
         return EXIT_FINDINGS
     return EXIT_OK
 
@@ -312,7 +320,7 @@ def _fix(report, args, paths: list[str]) -> int:
     if hidden and not args.unsafe_fixes:
         note += f"; {hidden} more with --unsafe-fixes"
     print(f"xlalint: {note}", file=sys.stderr)
-    return _exit_code(report)
+    return _exit_code(report, args.strict)
 
 
 def _ops_main(argv: list[str]) -> int:

@@ -20,7 +20,7 @@ from xlalint.settings import DEVICES, MODES
 from xlalint.specs import SpecError, parse_spec
 
 KEYS = ("device", "mode", "timeout", "max-memory", "cache-max-mb", "select", "ignore", "per-file-ignores",
-        "exclude", "entries", "specs", "baseline", "min-coverage")
+        "exclude", "entries", "specs", "baseline", "min-coverage", "strict")
 
 
 class ConfigError(ValueError):
@@ -43,6 +43,7 @@ class Config:
     specs: dict[str, list[str]] = field(default_factory=dict)  # "path::name" -> specs
     baseline: str | None = None  # baseline file, relative to the config file
     min_coverage: float | None = None  # percent of ops under XLA below which the run fails
+    strict: bool | None = None  # entries that could not be traced and files without entry points fail the run
 
     @property
     def root(self) -> Path:
@@ -115,6 +116,10 @@ def load_config(path: Path | None) -> Config:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
                 raise ConfigError(f"{where}: `min-coverage` must be a percentage from 0 to 100")
             config.min_coverage = float(value)
+        elif key == "strict":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `strict` must be true or false")
+            config.strict = value
         elif key in ("select", "ignore", "entries", "exclude"):
             setattr(config, key, _string_list(where, key, value))
         elif key == "per-file-ignores":
