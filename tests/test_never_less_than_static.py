@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, run_json
-from xlalint.static import run_static
+from xlalint.engine import static_report
+from xlalint.settings import Options
 
 SCRIPTS = sorted(str(p.relative_to(REPO)) for p in (REPO / "fixtures").glob("*.py"))
 
@@ -26,7 +27,7 @@ def _missing(static: list[dict], full: list[dict]) -> list[dict]:
 
 
 def _static_errors(paths: list[str]) -> list[dict]:
-    return [f.to_json() for f in run_static(paths, "cpu").findings if f.severity == "error"]
+    return [f.to_json() for f in static_report(paths, Options(device="cpu")).findings if f.severity == "error"]
 
 
 @pytest.fixture(scope="module")
