@@ -67,6 +67,30 @@ def keras_keeps_xla(model) -> bool:
     return model.jit_compile is True
 
 
+def compiled_models(module) -> dict:
+    """The module's Keras models that were compiled (``fit`` would build their train step)."""
+    return {name: model for name, model in keras_models(module).items() if model.compiled}
+
+
+def sample_batch(model, batch: int = 4) -> tuple:
+    """``(x, y)``, one batch for ``fit``: inputs of the model's own specs, targets of its outputs'
+    shapes (integer class ids without the last axis for a sparse loss)."""
+    rng = np.random.default_rng(0)
+
+    def value(shape, dtype):
+        shape = [batch, *shape[1:]]
+        if dtype == "string":
+            return tf.fill(shape, "a")  # fit takes strings as a tensor, not as a NumPy array
+        if "int" in dtype:
+            return rng.integers(0, 2, shape).astype(dtype)
+        return rng.standard_normal(shape).astype(dtype)
+
+    xs = [value(t.shape, t.dtype) for t in model.inputs]
+    sparse = "sparse" in str(getattr(model, "loss", "")).lower()
+    ys = [value(t.shape[:-1], "int32") if sparse else value(t.shape, t.dtype) for t in model.outputs]
+    return (xs[0] if len(xs) == 1 else xs), (ys[0] if len(ys) == 1 else ys)
+
+
 def make_args(fn, variant: int = 0) -> list:
     rng = np.random.default_rng(variant)
     args = []

@@ -45,6 +45,7 @@ def test_config_is_found_upward_and_validated(tmp_path):
     ('select = "XLA001"', "`select` must be a list of strings"),
     ('entries = ["train.py"]', 'must look like "file.py::name"'),
     ('specs = {"a.py::f" = ["float32[x]"]}', "specs.a.py::f"),
+    ('strict = "yes"', "`strict` must be true or false"),
 ])
 def test_bad_config_names_the_key(tmp_path, table, message):
     src = _project(tmp_path, table)

@@ -78,9 +78,10 @@ def test_named_function_with_specs_is_traced(fixtures_report):
 # what the schema has always had, the second what was added since.
 TOP = ({"xlalint", "tensorflow", "device", "entries", "findings", "errors"},
        {"interrupted", "coverage", "baseline"})
-ENTRY = ({"path", "name", "line", "verdict", "error", "verify", "autocluster"}, {"jit_compile", "ops"})
+ENTRY = ({"path", "name", "line", "verdict", "error", "verify", "autocluster"},
+         {"jit_compile", "ops", "xla_off", "keras_refuses_jit", "cell"})
 FINDING = ({"code", "name", "severity", "message", "hint", "path", "line", "col", "entry", "op_type", "op_name",
-            "fix"}, {"entries", "fingerprint", "related"})
+            "fix"}, {"entries", "fingerprint", "related", "cell"})
 
 
 def test_json_schema_is_stable(fixtures_report):

@@ -83,6 +83,7 @@ def test_good_example_compiles_and_is_clean(rule_dir, rules_report):
         assert verdicts == {name: "compatible" for name in built}
         return
     module = gt.load_module(good)
+    fits = {f"{name}.fit" for name in gt.compiled_models(module)}  # the train step Keras compiles for fit
     entries = {**gt.entries(module), **gt.model_entries(module)}
     assert entries
     for name, fn in entries.items():
@@ -92,7 +93,7 @@ def test_good_example_compiles_and_is_clean(rule_dir, rules_report):
     assert all(gt.keras_keeps_xla(model) for model in gt.keras_models(module).values())
     if rule_dir.name == "XLA107":
         assert set(gt.tracing_counts(module).values()) == {1}
-    assert verdicts == {name: "compatible" for name in entries}
+    assert verdicts == {name: "compatible" for name in [*entries, *fits]}
 
 
 def _specializes_on_values(fn) -> bool:
@@ -143,6 +144,25 @@ def _keras_turns_xla_off(rule_dir, report):
     assert models and not [name for name, model in models.items() if gt.keras_keeps_xla(model)]
 
 
+def _fit_executables(model) -> int:
+    """XLA executables one step of ``fit`` builds, with the jit_compile Keras decided for the model."""
+    with tf.device("/CPU:0"), _compilations("CPU") as built:
+        model.fit(*gt.sample_batch(model), batch_size=4, epochs=1, verbose=0)
+    assert built["count"] is not None, "no profiler session"
+    return built["count"]
+
+
+def _keras_trains_without_xla(rule_dir, report):
+    """XLA302/XLA303: Keras keeps each compiled model of bad.py off XLA (its own jit_compile) and one
+    train step builds no XLA executable; good.py's models keep XLA and build one."""
+    for name, with_xla in (("bad.py", False), ("good.py", True)):
+        models = gt.compiled_models(gt.load_module(rule_dir / name))
+        assert models, f"{name} compiles no Keras model"
+        for model_name, model in models.items():
+            assert (model.jit_compile is True) == with_xla, f"{name}::{model_name}: jit_compile={model.jit_compile}"
+            assert (_fit_executables(model) >= 1) == with_xla, f"{name}::{model_name}"
+
+
 def _old_keyword_compiles(rule_dir, report):
     """XLA401: experimental_compile=True compiles with XLA, to the HLO of jit_compile=True."""
     bad, good = (gt.entries(gt.load_module(rule_dir / name)) for name in ("bad.py", "good.py"))
@@ -186,6 +206,8 @@ def _suppressed_line_compiles(rule_dir, report):
 BAD_EVIDENCE = {
     "XLA107": _python_numbers_retrace,
     "XLA301": _keras_turns_xla_off,
+    "XLA302": _keras_trains_without_xla,
+    "XLA303": _keras_trains_without_xla,
     "XLA401": _old_keyword_compiles,
     "XLA402": _devices_flag_compiles_nothing,
     "XLA403": _offered_functions_run_without_xla,

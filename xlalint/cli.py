@@ -53,7 +53,8 @@ def _check_parser() -> argparse.ArgumentParser:
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table; `xlalint run SCRIPT "
         "[ARGS ...]` runs a training script up to its compiled steps and checks them there. "
         "Settings can live in pyproject.toml under [tool.xlalint]; flags override them. "
-        "Exit codes: 0 nothing blocks XLA, 1 findings or files that could not be checked, 2 usage error "
+        "Exit codes: 0 nothing blocks XLA, 1 error findings or files that could not be checked (with "
+        "--strict also entries that could not be traced and files without entry points), 2 usage error "
         "or no file could be checked.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH[::NAME]",
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     except BaselineError as error:  # the baseline file could not be written
         parser.error(str(error))
     if args.diff or args.fix:
-        return _fix(report, args, paths)
+        return _fix(report, args, paths, options.strict)
     if args.format == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(emit_text(report, color=color))
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     failure = below(report, options.min_coverage) if options.min_coverage else None
     if failure:
         print(f"xlalint: {failure}", file=sys.stderr)
-    return max(_exit_code(report), EXIT_FINDINGS if failure else EXIT_OK)
+    return max(_exit_code(report, options.strict), EXIT_FINDINGS if failure else EXIT_OK)
 
 
 def _baseline(report: Report, args, baseline: str | None, known: list[dict] | None) -> None:
@@ -218,15 +219,18 @@ def _signals_interrupt():
             signal.signal(sig, handler)
 
 
-def _exit_code(report) -> int:
-    if not report.entries and report.errors:
+def _exit_code(report, strict: bool = False) -> int:
+    """Errors fail the run; what could not be traced (entries, files without entry points) only with ``strict``."""
+    errors = [e for e in report.errors if not e.notice]
+    if not report.entries and errors:
         return EXIT_USAGE
-    if not report.ok or report.errors or any(e.verdict == "unknown" for e in report.entries):
+    unchecked = any(e.verdict == "unknown" for e in report.entries) or len(errors) < len(report.errors)
+    if not report.ok or errors or (strict and unchecked):
         return EXIT_FINDINGS
     return EXIT_OK
 
 
-def _fix(report, args, paths: list[str]) -> int:
+def _fix(report, args, paths: list[str], strict: bool) -> int:
     """--diff prints the bytes the fixes would write; --fix writes them and reports what is left."""
     from xlalint.fixes import Guard, fix_files
 
@@ -247,7 +251,7 @@ def _fix(report, args, paths: list[str]) -> int:
     if hidden and not args.unsafe_fixes:
         note += f"; {hidden} more with --unsafe-fixes"
     print(f"xlalint: {note}", file=sys.stderr)
-    return _exit_code(report)
+    return _exit_code(report, strict)
 
 
 def _ops_main(argv: list[str]) -> int:

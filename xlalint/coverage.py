@@ -56,7 +56,7 @@ def _entry(entry: Entry, keras_off: set, auto_jit: bool, share: tuple[int, int] 
         elif xla == "auto-clustering" and share and share[1]:
             under = round(entry.ops * share[0] / share[1])
     return {"name": entry.name, "line": entry.line, "xla": xla, "ready": ready, "ops": entry.ops,
-            "ops_under_xla": under if entry.ops is not None else None}
+            "ops_under_xla": under if entry.ops is not None else None, "xla_off": entry.xla_off}
 
 
 def _totals(rows: list[dict]) -> dict:
@@ -68,8 +68,10 @@ def _totals(rows: list[dict]) -> dict:
 
 
 def framework_off(report: Report) -> set[tuple[str, str]]:
-    """(path, entry) of the entries a framework runs without XLA (a rule with ``disables_xla`` says so)."""
-    return {(f.path, name) for f in report.findings if RULES[f.code].disables_xla for name in f.all_entries}
+    """(path, entry) of the entries a framework runs without XLA even with jit_compile=True (a rule with
+    ``disables_xla`` says so, or Keras' decision for a compiled model)."""
+    off = {(f.path, name) for f in report.findings if RULES[f.code].disables_xla for name in f.all_entries}
+    return off | {(e.path, e.name) for e in report.entries if e.keras_refuses_jit}
 
 
 def coverage(report: Report) -> dict:

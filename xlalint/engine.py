@@ -13,9 +13,11 @@ import os
 import libcst
 
 from xlalint.cache import ResultCache
+from xlalint.checks import RULES
 from xlalint.coverage import auto_jit_sites, count_ops
 from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst_source
 from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
+from xlalint.keras_decision import jit_setting, kept_off, refuses_jit
 from xlalint.notebooks import in_cells
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
@@ -24,11 +26,12 @@ from xlalint.selection import PENDING, Produced, select
 from xlalint.settings import Options
 from xlalint.source.api_table import load_table
 from xlalint.sourcemap import Location
+from xlalint.static_fallback import untraced
 from xlalint.static_run import check_files
 from xlalint.source_scan import scan_source, scan_text
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import installed_tensorflow, load_support
-from xlalint.wire import FileResult, Request, file_result
+from xlalint.wire import EntryRecord, FileResult, Request, file_result
 from xlalint.worker_client import WorkerError, run_worker
 
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
@@ -65,9 +68,11 @@ def analyze(paths: list[str], options: Options) -> Report:
     results = _results(report, requests, options) if requests else {}
     support = load_support(report.tensorflow) if report.tensorflow else None  # only a file with an error has none
     for request in requests:
-        produced += file_findings(report, results[request["path"]], support, options, request["path"] in explicit)
+        traced = file_findings(report, results[request["path"]], support, options, request["path"] in explicit)
+        produced += traced
         if not request.get("saved_model"):
-            produced += map(Produced, source_findings(request["path"], options))
+            produced += map(Produced, source_findings(request["path"], options, results[request["path"]]["entries"],
+                                                      tuple(p.finding for p in traced)))
     checked = [r["path"] for r in requests if not results[r["path"]]["error"] and not r.get("saved_model")]
     report.findings = in_cells(one_per_place(select(report, produced, options, SuppressionIndex(), checked)))
     report.entries = in_cells(report.entries)
@@ -116,15 +121,22 @@ def _record_sources(sources: dict[str, str], paths) -> None:
             sources[path] = digest
 
 
-def source_findings(path: str, options: Options) -> list[Finding]:
-    """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow)."""
+def source_findings(path: str, options: Options, entries: list[dict] | None = None,
+                    traced: tuple[Finding, ...] = ()) -> list[Finding]:
+    """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow);
+    given the file's ``entries``, also the graph rules' by-API-name stand-ins where no traced entry
+    reached (never less than ``--static``; ``traced``: the trace's findings)."""
     source = libcst_source(path)
     if source is None:
         return []  # the file's own error is reported by the traced run; a deeply nested one is only traced
     try:
-        return scan_source(display_path(path), source, load_table(), options.device, static=False).findings
+        found = scan_source(display_path(path), source, load_table(), options.device, static=entries is not None).findings
     except (libcst.ParserSyntaxError, RecursionError):
         return []
+    if entries is None:
+        return found
+    stand_ins = [f for f in found if RULES[f.code].stage != "source"]
+    return [f for f in found if RULES[f.code].stage == "source"] + untraced(stand_ins, entries, list(traced))
 
 
 def static_report(paths: list[str], options: Options) -> Report:
@@ -154,15 +166,15 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
         report.errors.append(FileError(path, result["error"]))
         return []
     if not result["entries"] and explicit:
-        report.errors.append(FileError(path, NOTHING_FOUND))
+        report.errors.append(FileError(path, NOTHING_FOUND, notice=True))
         return []
     produced = []
     for raw in result["entries"]:
         site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
         if raw["graph"] is None:
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
-                                        jit_compile=raw.get("jit_compile")))
-            if raw.get("keras_layers"):  # what Keras decides needs no trace (XLA301)
+                                        **_keras_fields(raw, options.device)))
+            if raw.get("keras_layers") or raw.get("keras"):  # what Keras decides needs no trace (XLA30x)
                 produced += [Produced(f, (), site) for f in
                              entry_findings(raw, result["path"], support, options, OpGraph(NO_GRAPH))]
             continue
@@ -178,5 +190,11 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
         produced += [Produced(f, (len(report.entries),), site)
                      for f in entry_findings(raw, result["path"], support, options, graph)]
         report.entries.append(Entry(path, raw["name"], raw["line"], PENDING, verify=raw.get("verify"),
-                                    autocluster=clusters, ops=count_ops(graph), jit_compile=raw.get("jit_compile")))
+                                    autocluster=clusters, ops=count_ops(graph), **_keras_fields(raw, options.device)))
     return produced
+
+
+def _keras_fields(raw: EntryRecord, device: str) -> dict:
+    """An entry's XLA setting on ``device``: Keras' decision for a compiled model, else its tf.function's."""
+    return {"jit_compile": jit_setting(raw, device), "xla_off": kept_off(raw, device),
+            "keras_refuses_jit": refuses_jit(raw, device)}

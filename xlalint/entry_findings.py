@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from xlalint.checks import RULES, Context, EntryContext, hooks, run_checks
 from xlalint.files import display_path, read_source
+from xlalint.keras_decision import decision, kept_off
 from xlalint.fixes.split import split_suggestion
 from xlalint.notebooks import place_of
 from xlalint.opgraph import OpGraph
@@ -33,8 +34,10 @@ def entry_findings(raw: EntryRecord, path: str, support, options: Options, graph
     """Every finding of one entry, unselected; ``path`` is the file the entry was found in."""
     graph = graph if graph is not None else OpGraph(raw["graph"] or NO_GRAPH)
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"],
-                  tuple(raw.get("keras_layers", ())), options.mode)
+                  tuple(raw.get("keras_layers", ())), options.mode, keras=decision(raw, options.device))
     findings = _rule_findings(graph, ctx, raw, Location(path, raw["line"]))
+    if kept_off(raw, options.device):  # Keras will not compile it: its ops block nothing, the decision is said
+        findings = [f for f in findings if RULES[f.code].said_when_off]
     if raw.get("jit_compile") is True:
         findings = _with_split_suggestion(findings, path, raw["line"])
     entry = EntryContext(raw, graph, path, tuple(findings))

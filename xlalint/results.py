@@ -114,7 +114,9 @@ class Entry:
     verify: VerifyRecord | None = None  # with --verify: what compiling and running it showed
     autocluster: dict | None = None  # with --mode autocluster: the predicted clusters
     ops: int | None = None  # ops that do work in its graph (xlalint.coverage.count_ops); None: not traced
-    jit_compile: bool | None = None  # its tf.function's jit_compile setting, as traced
+    jit_compile: bool | None = None  # its tf.function's jit_compile setting, as traced; Keras' decision for a model
+    xla_off: str | None = None  # why Keras runs this compiled model without XLA on the target device
+    keras_refuses_jit: bool = False  # Keras would turn jit_compile=True off for this model too
     cell: dict | None = None  # in a notebook: as Finding.cell
 
     @property
@@ -127,10 +129,12 @@ class Entry:
 
 @dataclass(frozen=True)
 class FileError:
-    """A file that could not be checked at all, or only in part."""
+    """A file that could not be checked at all, or only in part; a ``notice`` (TensorFlow but no entry
+    point) fails the run only with ``--strict``."""
 
     path: str
     message: str
+    notice: bool = False
 
     def to_json(self) -> dict:
         return asdict(self)

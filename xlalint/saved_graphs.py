@@ -25,5 +25,16 @@ def save_entry(directory: str, path: str, raw: EntryRecord, tensorflow: str | No
     layers = [{**layer, "file": layer["file"] and display_path(layer["file"])} for layer in raw.get("keras_layers", ())]
     saved = {**raw, "graph": {**graph, "nodes": nodes}, "keras_layers": layers,
              "path": display_path(path), "tensorflow": tensorflow}
+    if raw.get("keras"):
+        saved["keras"] = _keras_places(raw["keras"])
     with open(target, "w", encoding="utf-8") as out:
         json.dump(saved, out, indent=None, separators=(",", ":"))
+
+
+def _keras_places(keras: dict) -> dict:
+    """Keras' decisions with their places (the compile call, each deciding layer) as ``display_path`` gives them."""
+    def place(where: dict | None) -> dict | None:
+        return where and {**where, "file": where["file"] and display_path(where["file"])}
+
+    return {**keras, "compile": place(keras.get("compile")),
+            "devices": {device: {**decided, "layer": place(decided["layer"])} for device, decided in keras["devices"].items()}}

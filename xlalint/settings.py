@@ -159,6 +159,8 @@ SETTINGS = (
             "recorded ones that went away are listed as fixed", "baseline", ("--baseline",), "FILE"),
     Setting("min_coverage", PERCENT, 0.0, "fail when fewer than PERCENT of the traced ops run under XLA "
             "(docs/coverage.md)", "min-coverage", ("--min-coverage",), "PERCENT"),
+    Setting("strict", SWITCH, False, "also fail (exit 1) when an entry could not be traced or a file with "
+            "TensorFlow has no entry point (otherwise they are listed as notices)", "strict", ("--strict",)),
     Setting("save_graphs", TEXT, None, "write each traced entry's op graph as JSON (for bug reports and TF-free "
             "tests)", None, ("--save-graphs",), "DIR"),
 )
@@ -234,6 +236,7 @@ class Options:
     mode: str = _default("mode")  # "autocluster": also predict TensorFlow's auto-clustering per entry
     baseline: str | None = _default("baseline")  # report only findings not recorded in this file
     min_coverage: float = _default("min_coverage")  # percent of ops under XLA below which the run fails
+    strict: bool = _default("strict")  # untraceable entries and files without entry points fail the run
 
     def excluded(self, path: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)

@@ -79,12 +79,13 @@ class VerifyRecord(TypedDict):
 class EntryRecord(TypedDict, total=False):
     name: str
     line: int
-    kind: str  # "function" | "tf.function" | "keras-model" | "keras-builder" | "saved-model-signature"
+    kind: str  # "function" | "tf.function" | "keras-model" | "keras-builder" | "keras-fit" | "saved-model-signature"
     jit_compile: bool | None
     error: str | None  # why it was not traced
     graph: Graph | None
     signature: list[dict]  # [{"dtype", "shape"}] of the arguments
     keras_layers: list[dict]  # layers Keras runs without XLA (XLA301)
+    keras: dict  # a compiled Keras model: {"requested", "devices": {device: {"jit", "reason", "layer"}}}
     verify: VerifyRecord
     timing: dict  # {"trace_s", "export_s"}
 

@@ -41,6 +41,8 @@ class Candidate:
     jit_compile: bool | None = None
     model: object = None  # the Keras 3 model behind a keras-model/keras-builder entry
     helper: str | None = None  # a discovered tf.function without signature: the name its traces carry
+    keras: dict | None = None  # a compiled Keras model's jit_compile decisions (keras_step.jit_decisions)
+    inputs: object = None  # a Keras model's input specs in its own structure
 
     @property
     def traceable(self) -> bool:
@@ -208,7 +210,7 @@ def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> C
 
     forward.__name__ = forward.__qualname__ = _arg_name(name) or "model"  # the traced function's name
     return Candidate(name, line, "keras-model", function=tf.function(forward), python_function=forward,
-                     specs=tf.nest.flatten(structure), model=keras3)
+                     specs=tf.nest.flatten(structure), model=keras3, inputs=structure)
 
 
 def _method_candidates(name: str, obj, line: int) -> list[Candidate]:

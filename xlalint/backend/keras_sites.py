@@ -1,8 +1,10 @@
-"""Record where Keras layers are built and which graph ops each layer call makes.
+"""Record where Keras layers are built, which graph ops each layer call makes, and the
+``jit_compile`` each model was compiled with.
 
 Ops of a functional model carry only the ``model(x)`` line in their traceback.
 Installing these hooks before the user's module is imported gives each op the
-layer that made it and the user line that constructed that layer.
+layer that made it and the user line that constructed that layer. ``Model.compile``
+keeps only its resolved ``jit_compile``; the hook keeps what the user asked for ("auto" too).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class LayerRecorder:
     def __init__(self) -> None:
         self._sites: dict[int, tuple[str, int]] = {}
         self._op_layer: dict[tuple[int, str], LayerSite] = {}
-        self._layers: list = []  # keeps recorded layers alive so ids stay unique
+        self._layers: list = []  # keeps recorded layers and models alive so ids stay unique
+        self.compiled: dict[int, tuple] = {}  # id(model) -> (jit_compile passed to compile(), user file, line)
 
     def add_site(self, layer, file: str, line: int) -> None:
         """Record a site for a layer built before the hooks were installed."""
@@ -60,12 +63,12 @@ class LayerRecorder:
         import keras
 
         layer_cls = keras.layers.Layer
-        originals = layer_cls.__init__, layer_cls.__call__
+        originals = layer_cls.__init__, layer_cls.__call__, keras.Model.compile
         self.install()
         try:
             yield self
         finally:
-            layer_cls.__init__, layer_cls.__call__ = originals
+            layer_cls.__init__, layer_cls.__call__, keras.Model.compile = originals
 
     def install(self) -> None:
         import keras
@@ -96,7 +99,17 @@ class LayerRecorder:
                 recorder._op_layer.setdefault((id(graph), op.name), site)
             return result
 
+        original_compile = keras.Model.compile
+
+        def compile_model(model, *args, **kwargs):
+            frames = user_frames(traceback.extract_stack()[:-1])
+            file, line = (frames[-1][0], frames[-1][1]) if frames else (None, None)
+            recorder.compiled[id(model)] = (args[7] if len(args) > 7 else kwargs.get("jit_compile", "auto"), file, line)
+            recorder._layers.append(model)
+            return original_compile(model, *args, **kwargs)
+
         layer_cls.__init__, layer_cls.__call__ = init, call
+        keras.Model.compile = compile_model
 
     def site_of(self, layer) -> tuple[str, int] | None:
         """The user's ``(file, line)`` that constructed ``layer``."""

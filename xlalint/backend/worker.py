@@ -82,15 +82,19 @@ def _trace_entries(module, source: str, request: Request, recorder) -> list[Entr
     from xlalint.backend.discover import discover, without_called_helpers
     from xlalint.backend.graph_export import export_graph
     from xlalint.backend.keras_jit import layers_without_jit
+    from xlalint.backend.keras_step import with_train_steps
     from xlalint.backend.trace_errors import tracing_failure
 
     targets = {t["name"]: ([parse_spec(s) for s in specs] if (specs := t.get("specs")) else None)
                for t in request.get("targets", [])}
     entries = []
-    candidates = discover(module, source, targets, request["discover"])
+    candidates = with_train_steps(discover(module, source, targets, request["discover"]), recorder.site_of,
+                                  recorder.compiled)
     for candidate in candidates:
         entry = entry_record(candidate.name, candidate.line, candidate.kind, candidate.jit_compile,
                              candidate.signature, error=candidate.reason)
+        if candidate.keras:
+            entry["keras"] = candidate.keras
         if candidate.traceable:
             try:
                 started = time.perf_counter()

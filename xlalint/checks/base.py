@@ -34,9 +34,10 @@ class Context:
     device: str
     entry: str
     signature: tuple = ()  # ({"dtype", "shape"}, ...) of the entry's arguments
-    kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "saved-model-signature"
+    kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "keras-fit" | ...
     keras_layers: tuple = ()  # layers Keras runs without XLA: ({"name", "class", "file", "line", "devices"}, ...)
     mode: str = "jit"  # "autocluster": TensorFlow's auto-clustering decides what compiles
+    keras: dict | None = None  # a compiled Keras model's decision on this device (xlalint.keras_decision)
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ class Rule:
     check_entry: Callable[[EntryContext], Iterable[Finding]] | None = None
     check_run: Callable[[RunContext], Iterable[Finding]] | None = None
     disables_xla: bool = False  # its findings say the framework runs the entry without XLA (coverage)
+    said_when_off: bool = False  # its findings stand for an entry Keras keeps off XLA (its other findings do not)
 
     def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
                 node: dict | None = None, fixable: bool = False, related: tuple = ()) -> Finding:

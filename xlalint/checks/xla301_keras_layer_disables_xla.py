@@ -1,4 +1,4 @@
-"""XLA301: a Keras layer that makes Keras run the whole model without XLA."""
+"""XLA301: a Keras layer that makes Keras run the whole model without XLA (a model not compiled in the file)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ _SUFFIX = ": Model.compile(jit_compile=True) warns and falls back, and jit_compi
 
 
 def check(graph: OpGraph, ctx: Context):
+    if ctx.keras is not None:  # a compiled model: Keras' decision on it is XLA302/XLA303, once per model
+        return
     sites: dict[tuple, tuple[dict, set]] = {}  # outer layers come first: one finding per construction line
     for layer in ctx.keras_layers:
         if ctx.device in layer["devices"]:

@@ -8,6 +8,6 @@ from xlalint.results import Report
 def emit(report: Report) -> str:
     lines = [f"{f.where}: {f.code} {f.message}"
              for f in sorted(report.findings, key=lambda f: (f.path, f.line, f.col, f.code))]
-    lines += [f"{e.path}: error: {e.message}" for e in report.errors]
+    lines += [f"{e.path}: {'notice' if e.notice else 'error'}: {e.message}" for e in report.errors]
     lines += [f"{e.where}: not checked: {e.error}" for e in report.entries if e.verdict == "unknown"]
     return "\n".join(lines)

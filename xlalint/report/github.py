@@ -23,7 +23,8 @@ def emit(report: Report) -> str:
                  f"title={_escape_property(f'{f.code} {f.name}')}")
         lines.append(f"::{LEVEL[f.severity]} {props}::{_escape_data(f'{f.cell_prefix}{f.message}. {f.hint}')}")
     for e in report.errors:
-        lines.append(f"::error file={_escape_property(e.path)},title=xlalint::{_escape_data(e.message)}")
+        lines.append(f"::{'notice' if e.notice else 'error'} file={_escape_property(e.path)},title=xlalint::"
+                     f"{_escape_data(e.message)}")
     for entry in report.entries:
         if entry.verdict == "unknown":
             lines.append(f"::warning file={_escape_property(entry.path)},line={entry.line},title=xlalint::"

@@ -40,7 +40,8 @@ def emit(report: Report) -> str:
                              f.fingerprint or _digest(f.code, path, f.line, f.col, f.message)))
     for e in report.errors:
         path = _path(e.path, root)
-        issues.append(_issue("xlalint/file-error", e.message, "major", path, 1, _digest("error", path, e.message)))
+        issues.append(_issue("xlalint/no-entry-point" if e.notice else "xlalint/file-error", e.message,
+                             "info" if e.notice else "major", path, 1, _digest("error", path, e.message)))
     for entry in report.entries:
         if entry.verdict == "unknown":
             path = _path(entry.path, root)

@@ -113,7 +113,7 @@ def emit(report: Report) -> str:
     results = [_result(f, index, root, state) for f in report.findings]
     results += [_result(f, index, root, "unchanged") for f in unchanged]
     notifications = [
-        {"level": "error", "message": {"text": e.message},
+        {"level": "note" if e.notice else "error", "message": {"text": e.message},
          "locations": [{"physicalLocation": {"artifactLocation": artifact(e.path, root)}}]}
         for e in report.errors
     ]

@@ -31,7 +31,7 @@ def emit(report: Report, color: bool = False) -> str:
             out.append(_paint(f"      hint: {f.hint}", "hint", color))
         out.append("")
     for error in report.errors:
-        out.append(f"{error.path}: error: {error.message}")
+        out.append(f"{error.path}: {'notice' if error.notice else 'error'}: {error.message}")
     for entry in report.entries:
         if entry.verdict == "unknown":
             out.append(f"{entry.where}: `{entry.name}` not checked: {entry.error}")
@@ -99,7 +99,8 @@ def _summary(report: Report) -> list[str]:
     lines = [
         f"{len(report.entries)} entries checked for XLA on {report.device}: "
         f"{verdicts['compatible']} compatible, {verdicts['incompatible']} incompatible, "
-        f"{verdicts['unknown']} not traceable; {len(report.errors)} file errors"
+        f"{verdicts['unknown']} not traceable; {sum(not e.notice for e in report.errors)} file errors"
+        + (f", {notices} without entry points" if (notices := sum(e.notice for e in report.errors)) else "")
     ]
     keras_off = framework_off(report)  # Keras keeps XLA off
     ready = [f"{e.path}::{e.name}" for e in report.entries

@@ -1,0 +1,37 @@
+"""XLA302: Keras runs a compiled model without XLA on the target device (the user did not ask for it)."""
+
+from __future__ import annotations
+
+from xlalint.checks.base import Context, Hit, Rule
+
+_HINTS = {
+    "auto": "jit_compile='auto' turns XLA on only on a GPU machine: pass jit_compile=True to compile it on "
+            "this device too, and compare with `xlalint --verify`.",
+    "layer": "Apply the layer in the input pipeline (`dataset.map(layer)`) so that the model itself can be "
+             "compiled with XLA.",
+    "other": "Pass jit_compile=True to Model.compile if you want XLA, and compare with `xlalint --verify`.",
+}
+
+
+def decision_hit(code: str, message: str, hints: dict, decided: dict) -> Hit:
+    """One hit per model, at the line that built the deciding layer, else at its ``compile`` call."""
+    layer, compiled = decided["layer"], decided["compile"]
+    reason = "layer" if layer else "auto" if "'auto'" in decided["reason"] else "other"
+    site: tuple[str, int] | None = None
+    api: str | None = None
+    if layer and layer["file"]:
+        site, api = (layer["file"], layer["line"]), layer["class"]
+    elif compiled:
+        site, api = (compiled["file"], compiled["line"]), "compile"
+    return Hit(code, message, hints.get(reason, hints["other"]), site=site, api=api)
+
+
+def check(graph, ctx: Context):
+    decided = ctx.keras
+    if decided and not decided["jit"] and decided["requested"] is not True:
+        yield decision_hit("XLA302", f"Keras runs `{decided['model']}` (fit, evaluate and predict) without XLA on "
+                           f"{ctx.device}: {decided['reason']}", _HINTS, decided)
+
+
+RULE = Rule("XLA302", "keras-runs-without-xla", "info",
+            "Keras runs a compiled model without XLA on the target device.", check=check, said_when_off=True)
