@@ -34,7 +34,7 @@ def test_config_is_found_upward_and_validated(tmp_path):
     ("timeout = inf", "`timeout` must be a positive number"),
     ('timeout = "30"', "`timeout` must be a positive number"),
     ("device = 5", "`device` must be one of cpu, gpu, tpu, not 5"),
-    ('mode = ["jit"]', "`mode` must be one of jit, autocluster, not ['jit']"),
+    ('mode = ["jit"]', "`mode` must be one of auto, jit, autocluster, not ['jit']"),
     ("cache-max-mb = -1", "`cache-max-mb` must be a number of MB"),
     ("cache-max-mb = true", "`cache-max-mb` must be a number of MB"),
     ("per-file-ignores = 3", "`per-file-ignores` must be a table"),

@@ -11,11 +11,16 @@ imported here only when ``check`` is called).
 
 from __future__ import annotations
 
-from xlalint.entry_findings import findings_for_traced_entry
+from xlalint.autocluster.judge import judge_entry
+from xlalint.autocluster.program import AUTO_CLUSTERING, entry_mode
 from xlalint.checks import resolve_codes
+from xlalint.entry_findings import findings_for_traced_entry
+from xlalint.opgraph import OpGraph
 from xlalint.selection import Produced, select as select_findings, verdict
-from xlalint.settings import DEFAULT_DEVICE, DEVICES, MODES, VERIFY_DEVICES, Options
 from xlalint.results import Entry, Report
+from xlalint.settings import DEFAULT_DEVICE, DEVICES, MODES, VERIFY_DEVICES, Options
+from xlalint.sourcemap import Location
+from xlalint.support import load_support
 
 
 def check(fn_or_model, *specs, device: str = DEFAULT_DEVICE, mode: str = "jit", select=None, ignore=(),
@@ -25,7 +30,9 @@ def check(fn_or_model, *specs, device: str = DEFAULT_DEVICE, mode: str = "jit", 
     ``specs`` give the arguments: spec strings (``"float32[8,16]"``), ``tf.TensorSpec``s or
     example tensors/arrays. Without them a ``tf.function`` needs an ``input_signature`` and a
     Keras model uses its inputs. ``verify`` ("auto", "cpu" or "gpu") also compiles and runs it
-    with and without XLA: ``report.entries[0].verify`` (fields in docs/verify.md).
+    with and without XLA: ``report.entries[0].verify`` (fields in docs/verify.md). ``mode``:
+    "jit" (default) judges it as if it had jit_compile=True, "autocluster" under auto-clustering,
+    "auto" as the program that defines it runs it (docs/autocluster.md).
     """
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
@@ -37,11 +44,19 @@ def check(fn_or_model, *specs, device: str = DEFAULT_DEVICE, mode: str = "jit", 
         raise ValueError(f"verify must be auto, cpu or gpu, not {verify!r}")
     raw, path, tensorflow = trace_object(fn_or_model, specs, verify)
     options = Options(device=device, select=resolve_codes(select, list(ignore)))
+    xla_mode = entry_mode(path, raw.get("jit_compile"), mode, device)
+    options.mode = "autocluster" if xla_mode.name == AUTO_CLUSTERING else "jit"  # the rules' fixes follow it
+    findings, judged, clusters = judge_entry(xla_mode, OpGraph(raw["graph"]),
+                                             findings_for_traced_entry(raw, path, tensorflow, options),
+                                             load_support(tensorflow), device, Location(path, raw["line"]))
     report = Report(device=device, tensorflow=tensorflow)
-    produced = [Produced(f, (0,)) for f in findings_for_traced_entry(raw, path, tensorflow, options)]
+    produced = [Produced(f, (0,)) for f in findings]
     report.findings = select_findings(report, produced, options, None)  # no comments: the object is checked, not a file
+    outcome = verdict(report.findings)
     report.entries.append(Entry(report.findings[0].path if report.findings else path, raw["name"], raw["line"],
-                                verdict(report.findings), verify=raw.get("verify")))
+                                "runs" if judged == "runs" and outcome == "compatible" else outcome,
+                                verify=raw.get("verify"), autocluster=clusters, jit_compile=raw.get("jit_compile"),
+                                **xla_mode.fields()))
     return report
 
 

@@ -81,8 +81,10 @@ def _check_parser() -> argparse.ArgumentParser:
                         help='argument spec for every FILE::NAME given, in order, e.g. "float32[8,224,224,3]"')
     parser.add_argument("--device", choices=DEVICES, help=f"target XLA device (default: {DEFAULT_DEVICE})")
     parser.add_argument("--mode", choices=MODES,
-                        help="jit (default): what if each entry had jit_compile=True; autocluster: also predict "
-                        "the clusters TF_XLA_FLAGS=--tf_xla_auto_jit=2 would form (docs/autocluster.md)")
+                        help="auto (default): judge each entry in the XLA mode its program runs it in (jit_compile=True, "
+                        "auto-clustering from set_jit/TF_XLA_FLAGS in the code, scripts or environment, else as if "
+                        "jit_compile=True); jit: every entry as if jit_compile=True; autocluster: every entry without "
+                        "jit_compile=True under TF_XLA_FLAGS=--tf_xla_auto_jit=2 (docs/autocluster.md)")
     parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
     parser.add_argument("--timeout", type=SECONDS, help="seconds to import and trace one file (default: 120)")
     parser.add_argument("--max-memory", type=MEGABYTES, metavar="MB",
@@ -184,7 +186,7 @@ def _options(args, parser) -> tuple[list[str], Options]:
         progress=progress_for(sys.stderr, args.quiet), verify=args.verify,
         cache_dir=None if args.no_cache else _cache_directory(args),
         cache_max_mb=_first(args.cache_max_mb, config.cache_max_mb, DEFAULT_MAX_MB),
-        jobs=args.jobs, mode=args.mode or config.mode or "jit",
+        jobs=args.jobs, mode=args.mode or config.mode or "auto",
     )
     args.baseline = args.baseline or (config.baseline and str(config.root / config.baseline))
     args.min_coverage = _first(args.min_coverage, None if args.static else config.min_coverage, 0.0)

@@ -15,7 +15,7 @@ from xlalint.cache import DEFAULT_MAX_MB
 
 DEVICES = ("cpu", "gpu", "tpu")  # target XLA devices (tpu: approximate tables)
 DEFAULT_DEVICE = "gpu"
-MODES = ("jit", "autocluster")
+MODES = ("auto", "jit", "autocluster")  # auto: the mode each entry's program runs it in
 VERIFY_DEVICES = ("auto", "cpu", "gpu")  # auto: the GPU when there is one, else the CPU
 
 
@@ -45,7 +45,7 @@ class Options:
     cache_dir: str | None = None  # where per-file results are cached; None: no cache
     cache_max_mb: int = DEFAULT_MAX_MB  # least recently used results go beyond this; 0: no limit
     jobs: int = 1  # tracing workers run in parallel
-    mode: str = "jit"  # "autocluster": also predict TensorFlow's auto-clustering per entry
+    mode: str = "auto"  # per entry, as its program runs it; "jit": as if jit_compile=True; "autocluster": forced
 
     def excluded(self, path: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xlalint.report.modes import mode_phrase
 from xlalint.results import Report
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
@@ -28,4 +29,8 @@ def emit(report: Report) -> str:
         if e.verdict == "unknown":
             lines.append(f"::warning file={_escape_property(e.path)},line={e.line},title=xlalint::"
                          f"{_escape_data(f'`{e.name}` not checked: {e.error}')}")
+    for e in report.entries:
+        if phrase := mode_phrase(e):
+            lines.append(f"::notice file={_escape_property(e.path)},line={e.line},title=xlalint XLA mode::"
+                         f"{_escape_data(phrase)}")
     return "\n".join(lines)
