@@ -90,7 +90,7 @@ def judged(graph: OpGraph, findings: list[Finding], predicted: Prediction) -> tu
     kept, left_out = [], False
     for f in findings:
         ops = nodes.get((f.op_name, f.op_type), []) if f.op_name else []
-        if f.code == "XLA403":  # the offer: it does run under XLA, in part
+        if f.fix and f.fix.kind == "enable-jit-compile":  # the offer: it does run under XLA, in part
             record = predicted.record
             kept.append(replace(f, message=f"`{f.entry}` has no XLA blocker: jit_compile=True would compile all of "
                                 f"it at once (auto-clustering compiles {share_text(record)} of its ops in "
