@@ -63,10 +63,11 @@ for path in files:
             else:
                 args.append(tf.constant(values, s.dtype))
         before = set(glob.glob(os.path.join(dump, "mark_for_compilation*.pbtxt")))
+        raised = None
         try:
             fn(*args)
-        except Exception:  # clustering happened before the failure (a compile or runtime error)
-            pass
+        except Exception as error:  # clustering happened before the failure (a compile or runtime error)
+            raised = f"{type(error).__name__}: {error}"[:2000]
         graphs = []
         for f in sorted(set(glob.glob(os.path.join(dump, "mark_for_compilation*.pbtxt"))) - before):
             if "annotated" in f:
@@ -74,7 +75,8 @@ for path in files:
             g = text_format.Parse(open(f).read(), graph_pb2.GraphDef())
             graphs.append([[n.name, n.op, n.attr["_XlaCluster"].s.decode() if "_XlaCluster" in n.attr else None]
                            for n in g.node])
-        print(json.dumps({"entry": os.path.relpath(path) + "::" + name, "graphs": graphs}), flush=True)
+        print(json.dumps({"entry": os.path.relpath(path) + "::" + name, "graphs": graphs, "raised": raised}),
+              flush=True)
 '''
 
 NOT_COMPARED = frozenset({"Placeholder", "Const", "HostConst", "Identity", "IdentityN", "NoOp",
@@ -123,7 +125,8 @@ def compare(graph: OpGraph, predicted: dict, dumps: list) -> dict:
 
 def measure(files: list[str], workdir: Path) -> dict:
     """``{"file::entry": comparison}`` for every tf.function with an input_signature in ``files``
-    (paths relative to the repository), TensorFlow's clusters against xlalint's prediction."""
+    (paths relative to the repository), TensorFlow's clusters against xlalint's prediction;
+    ``raised`` is the error the call raised under auto-clustering, or None."""
     saved = workdir / "graphs"
     truth, pending, crashed = {}, list(files), []
     while pending:  # a file that kills the process is skipped, and the run goes on after it
@@ -141,7 +144,7 @@ def measure(files: list[str], workdir: Path) -> dict:
                 if "file" in record:
                     started.append(record["file"])
                 else:
-                    truth[record["entry"]] = record["graphs"]
+                    truth[record["entry"]] = record
         if done.returncode == 0:
             break
         if not started:
@@ -161,7 +164,8 @@ def measure(files: list[str], workdir: Path) -> dict:
         key = f"{raw['path']}::{raw['name']}"
         if key in truth:  # xlalint also traces Keras models etc.; TensorFlow ran only tf.functions
             graph = OpGraph(raw["graph"])
-            rows[key] = compare(graph, predict_clusters(graph, load_support(raw["tensorflow"]), "cpu"), truth[key])
+            predicted = predict_clusters(graph, load_support(raw["tensorflow"]), "cpu")
+            rows[key] = {**compare(graph, predicted, truth[key]["graphs"]), "raised": truth[key]["raised"]}
     return rows
 
 

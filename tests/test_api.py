@@ -93,3 +93,16 @@ def test_check_in_autocluster_mode_predicts_the_clusters_the_command_line_predic
     offered = [f.fix for f in auto.findings if f.code == "XLA001"]
     assert offered and None not in offered
     assert [asdict(fix) for fix in offered] == [f["fix"] for f in cli["findings"] if f["code"] == "XLA001"]
+
+
+def test_check_under_auto_clustering_leaves_the_callback_out_instead_of_failing():
+    """The callback that fails jit_compile=True (asked of XLA) runs under auto-clustering: no error.
+    (tests/test_autocluster.py compares these clusters with the ones TensorFlow forms.)"""
+    fn = gt.load_module(FIXTURES / "autocluster" / "split_by_numpy_function.py").split_by_numpy_function
+    assert gt.compile_error(fn) is not None
+    report = xlalint.check(fn, device="cpu", mode="autocluster")
+    (entry,) = report.entries
+    assert report.ok and (entry.verdict, entry.xla_mode) == ("runs", "auto-clustering")
+    assert [(f.code, f.severity) for f in report.findings] == [("XLA001", "info")]
+    assert len(entry.autocluster["clusters"]) == 2
+    assert xlalint.check(fn, device="cpu").entries[0].verdict == "incompatible"  # default: as if jit_compile=True

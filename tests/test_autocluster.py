@@ -7,14 +7,16 @@ with xlalint's prediction, entry by entry (bench/_autocluster_truth.py says how)
 
 from __future__ import annotations
 
+import json
 import sys
+from collections import defaultdict
 
 import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import REPO
+from helpers import REPO, run_xlalint
 from graph_builder import GraphBuilder
 from xlalint.autocluster import flattened_ops, predict_clusters
 from xlalint.autocluster.dag import DynamicDag
@@ -259,16 +261,17 @@ KNOWN_GAPS: dict[str, str] = {}
 
 @pytest.fixture(scope="module")
 def agreement(tmp_path_factory):
-    files = sorted(str(p.relative_to(REPO)) for p in FIXTURES.glob("*.py"))
+    files = sorted(str(p.relative_to(REPO)) for p in FIXTURES.rglob("*.py"))
     rows = measure(files, tmp_path_factory.mktemp("autocluster"))
-    assert len(rows) == sum((REPO / f).read_text().count("@tf.function(input_signature") for f in files)
+    assert len(rows) == sum((REPO / f).read_text().count("input_signature=[") for f in files)
     return rows
 
 
 def test_fixtures_cover_the_cases():
-    names = {p.stem for p in FIXTURES.glob("*.py")}
+    names = {p.stem for p in FIXTURES.rglob("*.py")}
     assert {"math_chain", "split_by_numpy_function", "jit_scope_excluded", "dense_layer", "while_loop",
-            "stateful_random", "tiny"} <= names
+            "stateful_random", "tiny", "set_jit_numpy_function", "set_jit_jit_scope", "serve", "refine",
+            "keras_set_jit"} <= names
 
 
 @pytest.mark.tf  # TensorFlow runs in bench/_autocluster_truth.py's child, out of the marker's sight
@@ -282,3 +285,135 @@ def test_predicted_clusters_agree_with_tensorflow(agreement, capsys):
             continue
         assert r["compared"] > 0 or r["actual"] == r["predicted"] == 0, key  # no dump: no candidates
         assert (r["predicted"], r["jaccard"], r["same_partition"]) == (r["actual"], 1.0, True), (key, r)
+
+
+# -- programs under auto-clustering: judged the way TensorFlow runs them ------------------------------
+
+PROGRAMS = ["fixtures/autocluster/set_jit_numpy_function.py", "fixtures/autocluster/set_jit_jit_scope.py",
+            "fixtures/autocluster/docker", "fixtures/autocluster/script", "fixtures/autocluster/jit_scope_excluded.py",
+            "fixtures/autocluster/keras_set_jit.py"]
+
+
+@pytest.fixture(scope="module")
+def programs():
+    """One run of the command line over the programs, in its default mode (each entry as its program
+    runs it), with a --min-coverage it cannot meet: (entries, findings by entry, report, exit code, stderr)."""
+    done = run_xlalint(*PROGRAMS, "--device", "cpu", "--no-cache", "-q", "--format", "json", "--min-coverage", "99")
+    report = json.loads(done.stdout)
+    entries = {f"{e['path']}::{e['name']}": e for e in report["entries"]}
+    findings = defaultdict(list)
+    for f in report["findings"]:
+        for name in f["entries"]:
+            findings[f"{f['path']}::{name}"].append(f)
+    return entries, findings, report, done.returncode, done.stderr
+
+
+def _same_clusters_as_tensorflow(entry: dict, row: dict) -> None:
+    assert len(entry["autocluster"]["clusters"]) == row["actual"], row
+    assert (row["jaccard"], row["same_partition"]) == (1.0, True), row
+
+
+@pytest.mark.tf
+def test_set_jit_program_runs_and_its_callback_is_no_error(programs, agreement):
+    """The issue's first scenario: TensorFlow runs it under auto-clustering, clustering both sides of
+    the callback; xlalint says where the mode comes from, predicts the same clusters, reports no error."""
+    entries, findings, *_ = programs
+    key = "fixtures/autocluster/set_jit_numpy_function.py::set_jit_numpy_function"
+    assert agreement[key]["raised"] is None and agreement[key]["actual"] == 2
+    entry = entries[key]
+    assert (entry["xla_mode"], entry["xla_mode_source"], entry["verdict"]) == (
+        "auto-clustering", "fixtures/autocluster/set_jit_numpy_function.py:7", "runs")
+    _same_clusters_as_tensorflow(entry, agreement[key])
+    (finding,) = findings[key]
+    assert (finding["code"], finding["severity"], finding["line"]) == ("XLA001", "info", 20)
+    assert "--tf_xla_cpu_global_jit" in entry["xla_mode_note"]  # set_jit alone forms no cluster on CPU
+    (left_out,) = entry["autocluster"]["splitters"]
+    assert (left_out["op_type"], left_out["line"], left_out["reason"]) == ("PyFunc", 20, "no XLA kernel on cpu")
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name", ["callback_in_jit_scope", "callable_compile_ops"])
+def test_jit_scope_is_honoured(programs, agreement, name):
+    """The second scenario, and compile_ops given as a callable: the op TensorFlow keeps out by the
+    user's choice gets no finding and is not counted as a loss."""
+    entries, findings, *_ = programs
+    key = f"fixtures/autocluster/set_jit_jit_scope.py::{name}"
+    assert agreement[key]["raised"] is None
+    entry = entries[key]
+    _same_clusters_as_tensorflow(entry, agreement[key])
+    assert findings[key] == [] and entry["verdict"] == "runs"
+    assert entry["autocluster"]["percent"] == 100.0 and entry["autocluster"]["chosen_ops"] == 1
+    assert entry["autocluster"]["unneeded_scopes"] == []  # PyFunc could not be compiled anyway
+
+
+@pytest.mark.tf
+def test_a_jit_scope_around_compilable_ops_is_unneeded(programs, agreement):
+    entries, findings, *_ = programs
+    key = "fixtures/autocluster/set_jit_jit_scope.py::scope_around_compilable_ops"
+    _same_clusters_as_tensorflow(entries[key], agreement[key])
+    (scope,) = entries[key]["autocluster"]["unneeded_scopes"]
+    assert scope["line"] == 48 and sorted(scope["ops"]) == ["AddV2", "Cos", "Sin"]
+    assert entries[key]["autocluster"]["percent"] == 100.0 and [f["code"] for f in findings[key]] == ["XLA403"]
+    assert "(auto-clustering compiles 100% of its ops in 2 cluster(s))" in findings[key][0]["message"]
+    assert entries["fixtures/autocluster/jit_scope_excluded.py::jit_scope_excluded"]["xla_mode"] == \
+        "as-if-jit_compile"  # a jit_scope alone does not turn auto-clustering on
+
+
+@pytest.mark.tf
+def test_jit_compile_function_in_an_auto_clustered_program_keeps_its_error(programs, agreement):
+    entries, findings, _, code, _ = programs
+    key = "fixtures/autocluster/set_jit_numpy_function.py::compiled_with_callback"
+    assert "PyFunc" in agreement[key]["raised"]  # TensorFlow must compile it whole, and cannot
+    assert (entries[key]["xla_mode"], entries[key]["verdict"]) == ("jit_compile", "incompatible")
+    assert [(f["code"], f["severity"]) for f in findings[key]] == [("XLA001", "error")]
+    # the only error of the run, hence its exit code
+    errors = {name for name, fs in findings.items() for f in fs if f["severity"] == "error"}
+    assert errors == {key} and code == 1
+
+
+@pytest.mark.tf
+def test_auto_clustering_turned_on_beside_the_file(programs, agreement):
+    """A Dockerfile's ENV and a shell script's export turn it on for the file they run; a file the
+    script does not run is judged as if jit_compile=True, saying that xlalint cannot tell."""
+    entries, findings, *_ = programs
+    serve = entries["fixtures/autocluster/docker/serve.py::serve"]
+    assert (serve["xla_mode_source"], serve["verdict"], serve["xla_mode_note"]) == (
+        "fixtures/autocluster/docker/Dockerfile:2", "runs", None)  # the Dockerfile sets --tf_xla_cpu_global_jit
+    refine_key = "fixtures/autocluster/script/refine.py::refine"
+    assert entries[refine_key]["xla_mode_source"] == "fixtures/autocluster/script/run.sh:3"
+    for key in ("fixtures/autocluster/docker/serve.py::serve", refine_key):
+        assert agreement[key]["raised"] is None
+        _same_clusters_as_tensorflow(entries[key], agreement[key])
+    # the callback splits the loop body's cluster on every iteration
+    (finding,) = findings[refine_key]
+    assert (finding["code"], finding["severity"], finding["line"]) == ("XLA001", "warning", 17)
+    other = entries["fixtures/autocluster/script/evaluate.py::evaluate"]
+    assert other["xla_mode"] == "as-if-jit_compile" and "cannot tell" in other["xla_mode_note"]
+
+
+@pytest.mark.tf
+def test_min_coverage_gates_the_share_under_auto_clustering(programs):
+    entries, _, report, code, stderr = programs
+    coverage = report["coverage"]
+    assert code == 1 and stderr.strip().splitlines()[-1] == (
+        f"xlalint: XLA coverage {coverage['ops_under_xla'] * 100 / coverage['ops']:.1f}% of ops is below "
+        "--min-coverage 99%")
+    serve = entries["fixtures/autocluster/docker/serve.py::serve"]
+    (row,) = [r for f in coverage["files"] for r in f["by_entry"] if r["name"] == "serve"]
+    share = serve["autocluster"]
+    assert row["xla"] == "auto-clustering" and row["ops_under_xla"] == round(
+        serve["ops"] * share["compiled_ops"] / (share["total_ops"] - share["chosen_ops"]))
+
+
+@pytest.mark.tf
+def test_keras_model_under_set_jit(programs, agreement):
+    """The model itself and the tf.function calling it both run auto-clustered; on CPU Grappler fuses
+    each Dense (MatMul + BiasAdd, and the exact GELU after it) into a _FusedMatMul that stays out."""
+    entries, findings, *_ = programs
+    for name in ("model", "predict"):
+        entry = entries[f"fixtures/autocluster/keras_set_jit.py::{name}"]
+        assert (entry["xla_mode"], entry["xla_mode_source"], entry["verdict"]) == (
+            "auto-clustering", "fixtures/autocluster/keras_set_jit.py:6", "compatible")
+        assert [s["op_type"] for s in entry["autocluster"]["splitters"]] == ["MatMul", "MatMul"]
+    key = "fixtures/autocluster/keras_set_jit.py::predict"
+    _same_clusters_as_tensorflow(entries[key], agreement[key])

@@ -36,7 +36,7 @@ def test_config_is_found_upward_and_validated(tmp_path):
     ("timeout = inf", "`timeout` must be a positive number"),
     ('timeout = "30"', "`timeout` must be a positive number"),
     ("device = 5", "`device` must be one of cpu, gpu, tpu, not 5"),
-    ('mode = ["jit"]', "`mode` must be one of jit, autocluster, not ['jit']"),
+    ('mode = ["jit"]', "`mode` must be one of auto, jit, autocluster, not ['jit']"),
     ("cache-max-mb = -1", "`cache-max-mb` must be a number of MB"),
     ("cache-max-mb = true", "`cache-max-mb` must be a number of MB"),
     ("per-file-ignores = 3", "`per-file-ignores` must be a table"),
@@ -77,12 +77,12 @@ def test_config_entries_specs_ignores_and_flag_override(tmp_path):
 
 def test_a_flag_wins_over_the_config_file_which_wins_over_the_default():
     values = merge({"timeout": 5.0, "device": None}, {"timeout": 30.0, "device": "cpu", "max_memory": 0})
-    assert (values["timeout"], values["device"], values["max_memory"], values["mode"]) == (5.0, "cpu", 0, "jit")
+    assert (values["timeout"], values["device"], values["max_memory"], values["mode"]) == (5.0, "cpu", 0, "auto")
 
 
 def test_the_python_api_checks_its_settings_as_the_config_file_does():
-    with pytest.raises(ValueError, match="mode must be one of jit, autocluster, not 'auto'"):
-        xlalint.check(lambda x: x, "float32[2]", mode="auto")  # before anything is traced
+    with pytest.raises(ValueError, match="mode must be one of auto, jit, autocluster, not 'fast'"):
+        xlalint.check(lambda x: x, "float32[2]", mode="fast")  # before anything is traced
     with pytest.raises(ValueError, match="select must be a list of strings, not 'XLA001'"):
         xlalint.check(lambda x: x, "float32[2]", select="XLA001")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from helpers import REPO, run_json, run_without_tf, run_xlalint
@@ -80,6 +81,11 @@ def _entry(name: str, verdict: str, ops: int | None, jit: bool | None = None) ->
     return Entry("a.py", name, 1, verdict, ops=ops, jit_compile=jit)
 
 
+def _auto_clustered(name: str, compiled: int, total: int, chosen: int = 0) -> Entry:
+    share = {"compiled_ops": compiled, "total_ops": total, "chosen_ops": chosen}
+    return replace(_entry(name, "compatible", 10), xla_mode="auto-clustering", autocluster=share)
+
+
 def test_coverage_arithmetic_without_tensorflow():
     keras = Finding("XLA301", "keras-layer-disables-xla", "warning", "m", "h", "a.py", 3, 1, "model")
     report = Report(device="gpu", findings=[keras], entries=[
@@ -96,9 +102,8 @@ def test_coverage_arithmetic_without_tensorflow():
     report.entries = [_entry("on", "compatible", 200, jit=True), _entry("off", "compatible", 1)]
     assert summary_lines(report) == ["XLA on for 1 of 2 entries, 99% of ops; 1 more is ready for jit_compile=True"]
     report.auto_jit = ["run.sh:1"]
-    report.entries = [_entry("auto", "compatible", 10), _entry("a2", "compatible", 10)]
-    report.cluster_shares = {("a.py", "auto"): (2, 3), ("a.py", "a2"): (0, 0)}
-    assert coverage(report)["files"][0]["by_entry"][0]["ops_under_xla"] == 7  # 10 * 2/3, rounded
+    report.entries = [_auto_clustered("auto", 2, 4, chosen=1), _auto_clustered("a2", 0, 0)]
+    assert coverage(report)["files"][0]["by_entry"][0]["ops_under_xla"] == 7  # 10 * 2/3 (jit_scope's op not lost)
     assert summary_lines(report)[0] == "XLA on for 2 of 2 entries, 35% of ops; 2 more are ready for jit_compile=True"
 
 

@@ -79,7 +79,8 @@ def test_named_function_with_specs_is_traced(fixtures_report):
 TOP = ({"xlalint", "tensorflow", "device", "entries", "findings", "errors"},
        {"interrupted", "coverage", "baseline"})
 ENTRY = ({"path", "name", "line", "verdict", "error", "verify", "autocluster"},
-         {"jit_compile", "ops", "xla_off", "keras_refuses_jit", "cell"})
+         {"jit_compile", "ops", "xla_off", "keras_refuses_jit", "cell", "xla_mode", "xla_mode_source",
+          "xla_mode_note"})
 FINDING = ({"code", "name", "severity", "message", "hint", "path", "line", "col", "entry", "op_type", "op_name",
             "fix"}, {"entries", "fingerprint", "related", "cell"})
 
@@ -90,7 +91,7 @@ def test_json_schema_is_stable(fixtures_report):
     assert report["device"] == "cpu" and report["tensorflow"].startswith("2.")
     for entry in report["entries"]:
         assert set(entry) == ENTRY[0] | ENTRY[1]
-        assert entry["verdict"] in {"compatible", "incompatible", "unknown"}
+        assert entry["verdict"] in {"compatible", "incompatible", "runs", "unknown"}
         blocked = any(f["severity"] == "error" for f in report["findings"]
                       if f["entry"] == entry["name"] and f["path"] == entry["path"])
         assert (entry["verdict"] == "incompatible") == blocked or entry["verdict"] == "unknown"
@@ -128,5 +129,7 @@ def test_autocluster_mode_reports_clusters_and_splitters_at_user_lines():
     assert len(clusters["clusters"]) == 2 and 0 < clusters["compiled_ops"] < clusters["total_ops"]
     (splitter,) = clusters["splitters"]
     assert splitter["op_type"] == "PyFunc" and splitter["line"] == 15
+    assert (entry["xla_mode"], entry["xla_mode_source"], entry["verdict"]) == (
+        "auto-clustering", "--mode autocluster", "runs")
     plain, _ = run_json("fixtures/autocluster/split_by_numpy_function.py", "--device", "cpu")
-    assert all(e["autocluster"] is None for e in plain["entries"])
+    assert all(e["autocluster"] is None and e["xla_mode"] == "as-if-jit_compile" for e in plain["entries"])

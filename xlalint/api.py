@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from xlalint import settings
-from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings
+from xlalint.autocluster.judge import judge_entry
+from xlalint.autocluster.program import AUTO_CLUSTERING, entry_mode
+from xlalint.entry_findings import NO_GRAPH, entry_findings
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, Report
 from xlalint.selection import Produced, select as select_findings, verdict
@@ -31,9 +33,10 @@ def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE,
     ``specs`` give the arguments: spec strings (``"float32[8,16]"``), ``tf.TensorSpec``s or
     example tensors/arrays. Without them a ``tf.function`` needs an ``input_signature`` and a
     Keras model uses its inputs. The settings mean what their flags do (``xlalint --help``):
-    ``mode="autocluster"`` also predicts the clusters (``report.entries[0].autocluster``);
-    ``verify`` ("auto", "cpu" or "gpu") also compiles and runs it with and without XLA:
-    ``report.entries[0].verify`` (fields in docs/verify.md).
+    ``mode`` "auto" (default) judges it as the program that defines it runs it, "jit" as if it had
+    jit_compile=True, "autocluster" under auto-clustering, with the predicted clusters in
+    ``report.entries[0].autocluster`` (docs/autocluster.md); ``verify`` ("auto", "cpu" or "gpu")
+    also compiles and runs it with and without XLA: ``report.entries[0].verify`` (docs/verify.md).
     """
     given = {"device": device, "mode": mode, "select": select, "ignore": list(ignore) or None, "verify": verify}
     options = settings.options(settings.merge(settings.checked(given), {}))
@@ -41,13 +44,18 @@ def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE,
 
     raw, path, tensorflow = trace_object(fn_or_model, specs, options.verify)
     support, graph = load_support(tensorflow), OpGraph(raw["graph"] or NO_GRAPH)  # trace_object always has one
-    clusters = autocluster(graph, support, options, Location(path, raw["line"])) if options.mode == "autocluster" \
-        else None
+    xla_mode = entry_mode(path, raw.get("jit_compile"), options.mode, options.device)
+    options.mode = "autocluster" if xla_mode.name == AUTO_CLUSTERING else "jit"  # the rules' fixes follow it
+    findings, judged, clusters = judge_entry(xla_mode, graph, entry_findings(raw, path, support, options, graph),
+                                             support, options.device, Location(path, raw["line"]))
     report = Report(device=options.device, tensorflow=tensorflow)
-    produced = [Produced(f, (0,)) for f in entry_findings(raw, path, support, options, graph)]
+    produced = [Produced(f, (0,)) for f in findings]
     report.findings = select_findings(report, produced, options, None)  # no comments: the object is checked, not a file
+    outcome = verdict(report.findings)
     report.entries.append(Entry(report.findings[0].path if report.findings else path, raw["name"], raw["line"],
-                                verdict(report.findings), verify=raw.get("verify"), autocluster=clusters))
+                                "runs" if judged == "runs" and outcome == "compatible" else outcome,
+                                verify=raw.get("verify"), autocluster=clusters, jit_compile=raw.get("jit_compile"),
+                                **xla_mode.fields()))
     return report
 
 

@@ -6,24 +6,16 @@ Every number is defined in docs/coverage.md. ``coverage(report)`` is a pure func
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
+from xlalint.autocluster.program import AUTO_CLUSTERING, sites_in
 from xlalint.checks import RULES
-from xlalint.files import display_path, read_source
-from xlalint.notebooks import place_of
 from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
-from xlalint.results import Entry, Report, place
+from xlalint.results import Entry, Report
 
 # Arguments, constants and pass-throughs do no work; call and control-flow ops only hold
 # functions whose own ops are counted.
 NO_WORK = frozenset({"Placeholder", "Const", "NoOp"}) | PASS_THROUGH | CALL_OPS | WHILE_OPS | BRANCH_OPS
-
-# tf.config.optimizer.set_jit(True) / set_jit("autoclustering"), and TF_XLA_FLAGS=--tf_xla_auto_jit=1|2|fusible
-# or single-gpu(N) anywhere (Python, shell, Dockerfile); -1 and 0 leave it off.
-AUTO_JIT = re.compile(
-    r"""set_jit\(\s*(?:enabled\s*=\s*)?(?:True|["']autoclustering["'])\s*\)"""
-    r"""|--tf_xla_auto_jit=(?:["']?)(?:1|2|fusible|single-gpu\(\d\))(?![\w.-])""")
 
 
 def count_ops(graph: OpGraph) -> int:
@@ -33,28 +25,25 @@ def count_ops(graph: OpGraph) -> int:
 
 def auto_jit_sites(files: list[str]) -> list[str]:
     """``path:line`` of each line in ``files`` that turns auto-clustering on (comments skipped)."""
-    sites = []
-    for path in files:
-        text, error = read_source(path)  # a notebook's code cells, as one module
-        if error:
-            continue  # its own error is reported by the analysis
-        if "set_jit" not in text and "tf_xla_auto_jit" not in text:
-            continue
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.lstrip().startswith("#") and AUTO_JIT.search(line.split(" #", 1)[0]):
-                sites.append(place(display_path(path), number, place_of(path, number)))
-    return sites
+    return [str(site) for path in files for site in sites_in(path)]
 
 
-def _entry(entry: Entry, keras_off: set, auto_jit: bool, share: tuple[int, int] | None) -> dict:
+def turned_on_at(report: Report) -> list[str]:
+    """Where auto-clustering is turned on for the run's entries (``--static``: in the checked files)."""
+    return report.auto_jit or list(dict.fromkeys(
+        e.xla_mode_source for e in report.entries if e.xla_mode == AUTO_CLUSTERING and e.xla_mode_source))
+
+
+def _entry(entry: Entry, keras_off: set) -> dict:
     ready = entry.verdict == "compatible" and (entry.path, entry.name) not in keras_off
-    xla = "jit_compile" if entry.jit_compile else "auto-clustering" if auto_jit else None
+    xla = "jit_compile" if entry.jit_compile else "auto-clustering" if entry.xla_mode == AUTO_CLUSTERING else None
     under = 0
     if entry.ops is not None:
         if xla == "jit_compile" and ready:
             under = entry.ops
-        elif xla == "auto-clustering" and share and share[1]:
-            under = round(entry.ops * share[0] / share[1])
+        elif xla == "auto-clustering" and entry.autocluster and entry.autocluster["total_ops"]:
+            share = entry.autocluster
+            under = round(entry.ops * share["compiled_ops"] / (share["total_ops"] - share["chosen_ops"] or 1))
     return {"name": entry.name, "line": entry.line, "xla": xla, "ready": ready, "ops": entry.ops,
             "ops_under_xla": under if entry.ops is not None else None, "xla_off": entry.xla_off}
 
@@ -79,10 +68,9 @@ def coverage(report: Report) -> dict:
     keras_off = framework_off(report)
     per_file: dict[str, list[dict]] = defaultdict(list)
     for entry in report.entries:
-        share = report.cluster_shares.get((entry.path, entry.name))
-        per_file[entry.path].append(_entry(entry, keras_off, bool(report.auto_jit), share))
+        per_file[entry.path].append(_entry(entry, keras_off))
     files = [{"path": path, **_totals(rows), "by_entry": rows} for path, rows in per_file.items()]
-    return {**_totals([r for rows in per_file.values() for r in rows]), "auto_clustering": report.auto_jit,
+    return {**_totals([r for rows in per_file.values() for r in rows]), "auto_clustering": turned_on_at(report),
             "files": files}
 
 
@@ -109,8 +97,8 @@ def summary_lines(report: Report) -> list[str]:
     lines = [_phrase(data)]
     if len(data["files"]) > 1:
         lines += [f"  {f['path']}: {_phrase(f)}" for f in data["files"]]
-    if report.auto_jit:
-        lines.append(f"auto-clustering is turned on at {', '.join(report.auto_jit)}: "
+    if turned_on_at(report):
+        lines.append(f"auto-clustering is turned on at {', '.join(turned_on_at(report))}: "
                      "its predicted share of each entry's ops counts as under XLA")
     return lines
 

@@ -9,13 +9,16 @@ Python file, text rules on a shell script or Dockerfile) and, once every file is
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import libcst
 
+from xlalint.autocluster.judge import judge_entry
+from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
 from xlalint.cache import ResultCache
 from xlalint.checks import RULES
 from xlalint.coverage import auto_jit_sites, count_ops
-from xlalint.entry_findings import NO_GRAPH, autocluster, entry_findings, libcst_source
+from xlalint.entry_findings import NO_GRAPH, entry_findings, libcst_source
 from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
 from xlalint.keras_decision import jit_setting, kept_off, refuses_jit
 from xlalint.notebooks import in_cells
@@ -44,7 +47,6 @@ def analyze(paths: list[str], options: Options) -> Report:
     report = Report(device=options.device)
     files, report.errors = collect_files(paths, options.excluded)
     _record_sources(report.sources, files)
-    report.auto_jit = auto_jit_sites(files)
     explicit = set() if options.skip_untraceable else (
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
     requests: list[Request] = []
@@ -172,25 +174,24 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
     for raw in result["entries"]:
         site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
         if raw["graph"] is None:
+            mode = entry_mode(result["path"], jit_setting(raw, options.device), options.mode, options.device)
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
-                                        **_keras_fields(raw, options.device)))
+                                        **_keras_fields(raw, options.device), **mode.fields()))
             if raw.get("keras_layers") or raw.get("keras"):  # what Keras decides needs no trace (XLA30x)
-                produced += [Produced(f, (), site) for f in
-                             entry_findings(raw, result["path"], support, options, OpGraph(NO_GRAPH))]
+                produced += [Produced(f, (), site) for f in entry_findings(
+                    raw, result["path"], support, _for_rules(options, mode), OpGraph(NO_GRAPH))]
             continue
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
-        clusters = None
-        if options.mode == "autocluster" or report.auto_jit:  # the share counts in coverage, nowhere else
-            predicted = autocluster(graph, support, options, Location(result["path"], raw["line"]))
-            report.cluster_shares[(path, raw["name"])] = (predicted["compiled_ops"], predicted["total_ops"])
-            if options.mode == "autocluster":
-                clusters = predicted
-        produced += [Produced(f, (len(report.entries),), site)
-                     for f in entry_findings(raw, result["path"], support, options, graph)]
-        report.entries.append(Entry(path, raw["name"], raw["line"], PENDING, verify=raw.get("verify"),
-                                    autocluster=clusters, ops=count_ops(graph), **_keras_fields(raw, options.device)))
+        mode = entry_mode(result["path"], jit_setting(raw, options.device), options.mode, options.device)
+        findings, verdict, clusters = judge_entry(mode, graph, entry_findings(raw, result["path"], support,
+                                                                               _for_rules(options, mode), graph),
+                                                  support, options.device, Location(result["path"], raw["line"]))
+        produced += [Produced(f, (len(report.entries),), site) for f in findings]
+        report.entries.append(Entry(path, raw["name"], raw["line"], "runs" if verdict == "runs" else PENDING,
+                                    verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
+                                    **_keras_fields(raw, options.device), **mode.fields()))
     return produced
 
 
@@ -198,3 +199,8 @@ def _keras_fields(raw: EntryRecord, device: str) -> dict:
     """An entry's XLA setting on ``device``: Keras' decision for a compiled model, else its tf.function's."""
     return {"jit_compile": jit_setting(raw, device), "xla_off": kept_off(raw, device),
             "keras_refuses_jit": refuses_jit(raw, device)}
+
+
+def _for_rules(options: Options, mode: Mode) -> Options:
+    """The options the rules see for an entry: ``mode`` as its program runs it (the fixes follow it)."""
+    return replace(options, mode="autocluster" if mode.name == AUTO_CLUSTERING else "jit")

@@ -93,16 +93,3 @@ def libcst_source(path: str) -> str | None:
     return None if error or refusal(source) else source
 
 
-def autocluster(graph: OpGraph, support, options: Options, fallback: Location) -> dict:
-    """The predicted clusters, each splitter placed at the user's line."""
-    from xlalint.autocluster import predict_clusters
-
-    predicted = predict_clusters(graph, support, options.device)
-    splitters = []
-    for splitter in predicted["splitters"]:
-        node_id = splitter.pop("node", None)
-        where = locate(graph, graph.node(node_id), fallback) if node_id in graph.graph else fallback
-        splitters.append({**splitter, "path": display_path(where.path), "line": where.line})
-    return {"clusters": predicted["clusters"], "compiled_ops": predicted["compiled_ops"],
-            "total_ops": predicted["total_ops"], "splitters": splitters}
-

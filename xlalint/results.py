@@ -109,15 +109,20 @@ class Entry:
     path: str
     name: str
     line: int
-    verdict: str  # "compatible" | "incompatible" | "unknown"
+    verdict: str  # "compatible" | "incompatible" | "runs" (auto-clustered, ops left out) | "unknown"
     error: str | None = None
     verify: VerifyRecord | None = None  # with --verify: what compiling and running it showed
-    autocluster: dict | None = None  # with --mode autocluster: the predicted clusters
+    autocluster: dict | None = None  # under auto-clustering: the predicted clusters (xlalint.autocluster.judge)
     ops: int | None = None  # ops that do work in its graph (xlalint.coverage.count_ops); None: not traced
     jit_compile: bool | None = None  # its tf.function's jit_compile setting, as traced; Keras' decision for a model
     xla_off: str | None = None  # why Keras runs this compiled model without XLA on the target device
     keras_refuses_jit: bool = False  # Keras would turn jit_compile=True off for this model too
     cell: dict | None = None  # in a notebook: as Finding.cell
+    # how the program runs it (xlalint.autocluster.program): "jit_compile" | "auto-clustering" |
+    # "as-if-jit_compile", where that was read, and what xlalint could not tell
+    xla_mode: str | None = None
+    xla_mode_source: str | None = None
+    xla_mode_note: str | None = None
 
     @property
     def where(self) -> str:
@@ -151,10 +156,7 @@ class Report:
     errors: list[FileError] = field(default_factory=list)
     interrupted: str | None = None  # the signal that cut the run short ("SIGINT", "SIGTERM"), if one did
     sources: dict[str, str] = field(default_factory=dict)  # absolute path -> SHA-256 of the bytes analysed
-    auto_jit: list[str] = field(default_factory=list)  # "path:line" where auto-clustering is turned on
-    # (path, entry) -> (ops auto-clustering would compile, ops it considers): for coverage only, so that
-    # an entry's own record never depends on another file of the run
-    cluster_shares: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    auto_jit: list[str] = field(default_factory=list)  # --static: "path:line" of the checked files' auto-jit settings
     baseline: "BaselineOutcome | None" = None  # with --baseline: what the baseline hid and what went away
     run: dict | None = None  # `xlalint run`: the script, where and why its run stopped, what it wrote
 

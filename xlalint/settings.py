@@ -20,7 +20,7 @@ from xlalint.cache import DEFAULT_MAX_MB
 from xlalint.specs import SpecError, parse_spec
 
 DEVICES = ("cpu", "gpu", "tpu")  # target XLA devices (tpu: approximate tables)
-MODES = ("jit", "autocluster")
+MODES = ("auto", "jit", "autocluster")  # auto: the mode each entry's program runs it in
 VERIFY_DEVICES = ("auto", "cpu", "gpu")  # auto: the GPU when there is one, else the CPU
 
 
@@ -129,8 +129,10 @@ def _choices(name: str, choices: tuple[str, ...], default: str | None, help: str
 
 SETTINGS = (
     _choices("device", DEVICES, "gpu", "target XLA device", "device"),
-    _choices("mode", MODES, "jit", "jit: what if each entry had jit_compile=True; autocluster: also predict the "
-             "clusters TF_XLA_FLAGS=--tf_xla_auto_jit=2 would form (docs/autocluster.md)", "mode"),
+    _choices("mode", MODES, "auto", "auto: judge each entry in the XLA mode its program runs it in "
+             "(jit_compile=True, auto-clustering from set_jit/TF_XLA_FLAGS in the code, scripts or environment, "
+             "else as if jit_compile=True); jit: every entry as if jit_compile=True; autocluster: every entry "
+             "without jit_compile=True under TF_XLA_FLAGS=--tf_xla_auto_jit=2 (docs/autocluster.md)", "mode"),
     Setting("timeout", SECONDS, 120.0, "seconds to import and trace one file", "timeout", ("--timeout",),
             "SECONDS"),
     Setting("max_memory", MEGABYTES, 8192, "MB of resident memory a tracing worker may use; a file that needs "
@@ -233,7 +235,7 @@ class Options:
     cache_dir: str | None = _default("cache_dir")  # where per-file results are cached; None: no cache
     cache_max_mb: int = _default("cache_max_mb")  # least recently used results go beyond this; 0: no limit
     jobs: int = _default("jobs")  # tracing workers run in parallel
-    mode: str = _default("mode")  # "autocluster": also predict TensorFlow's auto-clustering per entry
+    mode: str = _default("mode")  # per entry, as its program runs it; "jit": as if jit_compile=True; "autocluster": forced
     baseline: str | None = _default("baseline")  # report only findings not recorded in this file
     min_coverage: float = _default("min_coverage")  # percent of ops under XLA below which the run fails
     strict: bool = _default("strict")  # untraceable entries and files without entry points fail the run

@@ -33,14 +33,17 @@ def predict_clusters(graph: OpGraph, support: SupportTable, device: str) -> dict
     """The clusters ``--tf_xla_auto_jit=2`` would form for the entry's root function.
 
     Returns ``{"clusters": [[op_name, ...], ...], "compiled_ops": int, "total_ops": int,
-    "splitters": [{"op_name", "op_type", "reason", "node"}], "dropped": [[op_name, ...], ...]}``.
+    "chosen_ops": int, "splitters": [{"op_name", "op_type", "reason", "node"}], "dropped": [[op_name, ...], ...],
+    "clustered_nodes": [node id, ...]}``.
     Op names are the root function's op names; ops that come from a nested function are
     qualified the way TensorFlow names them after inlining/lowering (``<call op>/<op>``,
     ``<while op>/body/<op>``...). ``clusters`` and ``dropped`` (clusters under the minimum
     size) list every member, constants included, in program order. ``compiled_ops`` /
     ``total_ops`` count ops that do work: not arguments, constants, identities, folded values or
-    the control-flow ops themselves. ``node`` in a splitter is its ``OpGraph`` node id, for
-    ``xlalint.sourcemap.locate``.
+    the control-flow ops themselves; ``chosen_ops`` of them are left out by
+    ``jit_scope(compile_ops=False)``, the user's choice. ``node`` in a splitter is its ``OpGraph``
+    node id, for ``xlalint.sourcemap.locate``; a splitter left out by a jit_scope also has ``scope``
+    (its ``_XlaScope``) and ``otherwise`` (what would keep it out without the scope, or None).
     """
     model = Model(graph, support, device)
     rewrite(model)

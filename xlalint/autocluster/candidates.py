@@ -37,12 +37,17 @@ def find_candidates(model: Model) -> None:
         rep = model.group[key]
         if rep in model.fused:
             continue
-        why = _exclusion(model, unit, composed=rep in model.composed)
+        why = _exclusion(model, unit, honour_scope=rep not in model.composed)
         if why and rep not in model.reason:
             model.reason[rep] = why
+            if why == SCOPED:  # the user's choice: would it be left out anyway?
+                model.scoped[rep] = _exclusion(model, unit, honour_scope=False)
 
 
-def _exclusion(model: Model, unit: Unit, composed: bool = False) -> str | None:
+SCOPED = "inside jit_scope(compile_ops=False) (_XlaCompile=False)"
+
+
+def _exclusion(model: Model, unit: Unit, honour_scope: bool = True) -> str | None:
     node, op_type = unit.node, unit.type
     if unit.kind == "arg":
         return "function argument"
@@ -51,8 +56,8 @@ def _exclusion(model: Model, unit: Unit, composed: bool = False) -> str | None:
                 "clustered apart from the ops around it")
     # A _UnaryOpsComposition is a new node: the _Xla* attrs of the ops it replaces are lost
     # (measured: jit_scope(compile_ops=False) around one op of a unary chain has no effect).
-    if not composed and (node.get("xla_attrs") or {}).get("_XlaCompile") is False:
-        return "inside jit_scope(compile_ops=False) (_XlaCompile=False)"
+    if honour_scope and (node.get("xla_attrs") or {}).get("_XlaCompile") is False:
+        return SCOPED
     if unit.removed:
         return None  # gone after Grappler
     if unit.folded:  # a constant after Grappler

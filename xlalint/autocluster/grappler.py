@@ -7,7 +7,8 @@ value is exported) and reductions that keep their input's shape are removed.
 On CPU only (Grappler skips both on GPU): chains of two or more unary float ops become one
 ``_UnaryOpsComposition`` (``arithmetic_optimizer.cc``; compiled, counted as one op, without the
 ``_XlaCompile`` attrs of the ops it replaces), and ``MatMul``/``Conv2D``... + ``BiasAdd`` (+ an
-activation) become ``_FusedMatMul``/``_FusedConv2D``... (``remapper.cc``), which XLA cannot compile.
+activation, or the ops of an exact GELU after a ``MatMul``) become ``_FusedMatMul``/``_FusedConv2D``...
+(``remapper.cc``), which XLA cannot compile.
 """
 
 from __future__ import annotations
@@ -116,6 +117,32 @@ def _fuse_contractions(model: Model) -> None:
         act = _single_consumer(model, bias)
         if act is not None and model.units[act].type in FUSED_ACTIVATIONS and model.group[act] == act:
             members.append(act)
+        elif unit.type == "MatMul":
+            members += _gelu_exact(model, bias)
         for member in members:
             model.group[member] = key
         model.fused[key] = (CONTRACTIONS[unit.type], members)
+
+
+def _gelu_exact(model: Model, bias: str) -> list[str]:
+    """The ops of ``tf.nn.gelu(approximate=False)`` after ``bias``, which the remapper fuses into the
+    ``_FusedMatMul`` as GeluExact: ``Mul(Mul(c, x), Erfc(Mul(Neg(x), c)))``; [] when they are not there."""
+    def only(key, op_type):
+        nxt = _single_consumer(model, key)
+        return nxt if nxt is not None and model.units[nxt].type == op_type and model.group[nxt] == nxt else None
+
+    def scaled(key):  # a Mul of ``key`` by a constant
+        unit = model.units[key]
+        return unit.type == "Mul" and any(model.units[s].type in CONSTANT_OPS for s in unit.inputs if s and s != key)
+
+    consumers = model.consumers[bias]
+    if len(consumers) != 2:
+        return []
+    half = next((c for c in consumers if scaled(c) and model.units[c].inputs.count(bias) == 1), None)
+    neg = next((c for c in consumers if model.units[c].type == "Neg"), None)
+    scale = only(neg, "Mul") if neg else None
+    erfc = only(scale, "Erfc") if scale and scaled(scale) else None
+    out = only(erfc, "Mul") if erfc else None
+    if half is None or out is None or _single_consumer(model, half) != out:
+        return []
+    return [half, neg, scale, erfc, out]

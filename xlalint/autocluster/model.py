@@ -25,6 +25,8 @@ class Model:
         self.fused: dict[str, tuple[str, list[str]]] = {}  # rep -> (fused op type, member keys)
         self.composed: dict[str, list[str]] = {}  # rep -> members of a _UnaryOpsComposition
         self.reason: dict[str, str] = {}  # rep -> why it is not a compilation candidate
+        # rep -> what else would keep it out, for ops excluded by jit_scope(compile_ops=False) (None: nothing)
+        self.scoped: dict[str, str | None] = {}
 
     def represented(self) -> dict[str, list[str]]:
         """Representative -> the units it stands for (itself, or the ops Grappler fused into it)."""

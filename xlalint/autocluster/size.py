@@ -39,13 +39,19 @@ def result(model: Model, clusters: dict[str, list[str]]) -> dict:
         unit = model.units[rep]
         if unit.kind == "arg" or unit.type in CONSTANT_OPS and "string" not in why:
             continue
-        splitters.append({"op_name": rep, "op_type": unit.type, "reason": why, "node": unit.node["id"]})
+        splitter = {"op_name": rep, "op_type": unit.type, "reason": why, "node": unit.node["id"]}
+        if rep in model.scoped:  # left out by the user's choice; "otherwise": what else would keep it out
+            splitter.update(scope=(unit.node.get("xla_attrs") or {}).get("_XlaScope", ""),
+                            otherwise=model.scoped[rep])
+        splitters.append(splitter)
     return {
         "clusters": kept,
         "compiled_ops": sum(1 for k in counted if k in in_clusters),
         "total_ops": len(counted),
+        "chosen_ops": sum(1 for k in counted if model.group[k] in model.scoped and k not in in_clusters),
         "splitters": splitters,
         "dropped": dropped,
+        "clustered_nodes": sorted({model.units[k].node["id"] for k in in_clusters}),
     }
 
 

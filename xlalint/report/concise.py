@@ -1,7 +1,8 @@
-"""``--format concise``: one line per finding and per error."""
+"""``--format concise``: one line per finding and per error (and per auto-clustered entry)."""
 
 from __future__ import annotations
 
+from xlalint.report.modes import mode_phrase
 from xlalint.results import Report
 
 
@@ -10,4 +11,5 @@ def emit(report: Report) -> str:
              for f in sorted(report.findings, key=lambda f: (f.path, f.line, f.col, f.code))]
     lines += [f"{e.path}: {'notice' if e.notice else 'error'}: {e.message}" for e in report.errors]
     lines += [f"{e.where}: not checked: {e.error}" for e in report.entries if e.verdict == "unknown"]
+    lines += [f"{e.where}: {phrase}" for e in report.entries if (phrase := mode_phrase(e))]
     return "\n".join(lines)

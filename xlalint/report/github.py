@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xlalint.report.modes import mode_phrase
 from xlalint.results import Report
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
@@ -29,4 +30,8 @@ def emit(report: Report) -> str:
         if entry.verdict == "unknown":
             lines.append(f"::warning file={_escape_property(entry.path)},line={entry.line},title=xlalint::"
                          f"{_escape_data(f'`{entry.name}` not checked: {entry.error}')}")
+    for entry in report.entries:
+        if phrase := mode_phrase(entry):
+            lines.append(f"::notice file={_escape_property(entry.path)},line={entry.line},title=xlalint XLA mode::"
+                         f"{_escape_data(phrase)}")
     return "\n".join(lines)

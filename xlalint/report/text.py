@@ -7,6 +7,7 @@ from itertools import groupby
 
 from tabulate import tabulate
 
+from xlalint.autocluster.judge import share_text
 from xlalint.baseline import summary_lines as baseline_lines
 from xlalint.coverage import framework_off, summary_lines as coverage_lines
 from xlalint.results import Report, place
@@ -37,9 +38,7 @@ def emit(report: Report, color: bool = False) -> str:
             out.append(f"{entry.where}: `{entry.name}` not checked: {entry.error}")
     if report.errors or any(e.verdict == "unknown" for e in report.entries):
         out.append("")
-    for e in report.entries:
-        if e.autocluster:
-            out.extend(_autocluster_lines(e))
+    out.extend(_mode_lines(report.entries))
     verified = [e for e in report.entries if e.verify]
     if verified:
         out.extend([_verify_table(verified), ""])
@@ -59,14 +58,43 @@ def _run_lines(run: dict) -> list[str]:
     return lines + [""]
 
 
-def _autocluster_lines(entry) -> list[str]:
-    a = entry.autocluster
-    share = f"{a['compiled_ops']}/{a['total_ops']}"
-    lines = [f"{entry.path}::{entry.name}: auto-clustering would form {len(a['clusters'])} cluster(s), "
-             f"compiling {share} ops"]
-    lines += [f"  split by {s['op_type']} ({s['op_name']}) at {place(s['path'], s['line'], s.get('cell'))}: {s['reason']}"
-              for s in a["splitters"]]
+def _mode_lines(entries) -> list[str]:
+    """How the program runs each entry, when one is auto-clustered or xlalint could not tell."""
+    if not any(e.xla_mode == "auto-clustering" or e.xla_mode_note for e in entries):
+        return []
+    lines = ["XLA mode per entry:"]
+    for e in entries:
+        mode = MODE_NAMES.get(e.xla_mode, e.xla_mode)
+        source = f" ({e.xla_mode_source})" if e.xla_mode_source and e.xla_mode != "jit_compile" else ""
+        lines.append(f"  {e.path}::{e.name}: {mode}{source}: {_outcome(e)}")
+        if e.autocluster:
+            lines += _autocluster_lines(e.autocluster)
+        if e.xla_mode_note:
+            lines.append(f"      note: {e.xla_mode_note}")
     return lines + [""]
+
+
+MODE_NAMES = {"jit_compile": "jit_compile=True", "auto-clustering": "auto-clustering",
+              "as-if-jit_compile": "judged as if jit_compile=True"}
+
+
+def _outcome(entry) -> str:
+    a = entry.autocluster
+    if entry.verdict == "unknown" or not a:
+        return {"unknown": "not checked"}.get(entry.verdict, entry.verdict)
+    runs = "does not compile" if entry.verdict == "incompatible" else "runs"
+    return f"{runs}; {share_text(a)} under XLA in {len(a['clusters'])} cluster(s) ({a['compiled_ops']} of " \
+           f"{a['total_ops'] - a['chosen_ops']} ops)"
+
+
+def _autocluster_lines(a: dict) -> list[str]:
+    lines = []
+    for s in a["splitters"]:
+        why = "left out by jit_scope(compile_ops=False)" if "scope" in s else f"left out: {s['reason']}"
+        lines.append(f"      {s['op_type']} ({s['op_name']}) at {place(s['path'], s['line'], s.get('cell'))}: {why}")
+    lines += [f"      note: the jit_scope(compile_ops=False) at {u['path']}:{u['line']} holds only ops XLA compiles "
+              f"({', '.join(u['ops'])}): it is not needed, and each boundary costs a split" for u in a["unneeded_scopes"]]
+    return lines
 
 
 def _number(value, scale: float = 1.0, digits: int = 2) -> str:
@@ -98,7 +126,9 @@ def _summary(report: Report) -> list[str]:
     verdicts = Counter(e.verdict for e in report.entries)
     lines = [
         f"{len(report.entries)} entries checked for XLA on {report.device}: "
-        f"{verdicts['compatible']} compatible, {verdicts['incompatible']} incompatible, "
+        f"{verdicts['compatible']} compatible, "
+        + (f"{verdicts['runs']} running under auto-clustering with ops left out of XLA, " if verdicts["runs"] else "")
+        + f"{verdicts['incompatible']} incompatible, "
         f"{verdicts['unknown']} not traceable; {sum(not e.notice for e in report.errors)} file errors"
         + (f", {notices} without entry points" if (notices := sum(e.notice for e in report.errors)) else "")
     ]
