@@ -96,7 +96,7 @@ def test_directory_scan_skips_files_without_tensorflow(tmp_path):
 def test_file_without_tensorflow_named_explicitly_is_an_error():
     report, code = run_json("fixtures/broken/no_tensorflow.py")
     assert report["errors"] == [{"path": "fixtures/broken/no_tensorflow.py",
-                                 "message": "no TensorFlow in this file: nothing to check"}]
+                                 "message": "no TensorFlow in this file: nothing to check", "notice": False}]
     assert code == 2
 
 

@@ -23,8 +23,8 @@ from xlalint.settings import COUNT, SECONDS
 
 DEFAULT_RUN_TIMEOUT_S = 120.0
 DEFAULT_PATIENCE = 2
-FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "save_graphs")  # settings that `run` takes
-FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores")  # what it reads from [tool.xlalint]
+FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "strict", "save_graphs")  # settings that `run` takes
+FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores", "strict")  # what it reads from [tool.xlalint]
 
 
 def _parser() -> _Parser:
@@ -126,4 +126,4 @@ def main(argv: list[str]) -> int:
     failure = below(report, options.min_coverage) if options.min_coverage else None
     if failure:
         print(f"xlalint: {failure}", file=sys.stderr)
-    return max(_exit_code(report), EXIT_FINDINGS if failure else EXIT_OK)
+    return max(_exit_code(report, options.strict), EXIT_FINDINGS if failure else EXIT_OK)
