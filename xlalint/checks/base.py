@@ -167,3 +167,16 @@ def value_origin(value) -> tuple[tuple[str, str], ...]:
         return ()
     reason = re.sub(r" \(line \d+\)", "", value.reason)  # the related place is that line
     return ((value.origin["id"], f"the value comes from {reason}"),)
+
+
+def keras_decision_hit(code: str, message: str, hints: dict, decided: dict) -> Hit:
+    """Keras' jit decision (XLA302/XLA303): one hit per model, at the line that built the deciding layer, else at its ``compile`` call."""
+    layer, compiled = decided["layer"], decided["compile"]
+    reason = "layer" if layer else "auto" if "'auto'" in decided["reason"] else "other"
+    site: tuple[str, int] | None = None
+    api: str | None = None
+    if layer and layer["file"]:
+        site, api = (layer["file"], layer["line"]), layer["class"]
+    elif compiled:
+        site, api = (compiled["file"], compiled["line"]), "compile"
+    return Hit(code, message, hints.get(reason, hints["other"]), site=site, api=api)

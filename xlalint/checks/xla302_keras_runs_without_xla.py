@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.checks.base import Context, Rule, keras_decision_hit as decision_hit
 
 _HINTS = {
     "auto": "jit_compile='auto' turns XLA on only on a GPU machine: pass jit_compile=True to compile it on "
@@ -11,19 +11,6 @@ _HINTS = {
              "compiled with XLA.",
     "other": "Pass jit_compile=True to Model.compile if you want XLA, and compare with `xlalint --verify`.",
 }
-
-
-def decision_hit(code: str, message: str, hints: dict, decided: dict) -> Hit:
-    """One hit per model, at the line that built the deciding layer, else at its ``compile`` call."""
-    layer, compiled = decided["layer"], decided["compile"]
-    reason = "layer" if layer else "auto" if "'auto'" in decided["reason"] else "other"
-    site: tuple[str, int] | None = None
-    api: str | None = None
-    if layer and layer["file"]:
-        site, api = (layer["file"], layer["line"]), layer["class"]
-    elif compiled:
-        site, api = (compiled["file"], compiled["line"]), "compile"
-    return Hit(code, message, hints.get(reason, hints["other"]), site=site, api=api)
 
 
 def check(graph, ctx: Context):

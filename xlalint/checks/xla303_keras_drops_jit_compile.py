@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from xlalint.checks.base import Context, Rule
-from xlalint.checks.xla302_keras_runs_without_xla import decision_hit
+from xlalint.checks.base import Context, Rule, keras_decision_hit as decision_hit
 
 _HINTS = {
     "layer": "Apply the layer in the input pipeline (`dataset.map(layer)`) and keep it out of the model that "
