@@ -84,3 +84,29 @@ def test_tensorflow_file_writes_are_seen(supported, tmp_path):
         undo()
     calls = [call for call, _ in seen]
     assert calls == ["RecursivelyCreateDir", "WritableFile"] and (tmp_path / "a" / "f.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_keras_shows_the_predict_step_it_compiles_and_takes_its_function(supported, jit):
+    seen = []
+
+    def handler(model, made, predict_function):
+        def function(batches):
+            seen.append([type(b).__name__ for b in batches])
+            return predict_function(batches)
+        seen.append([(run_hooks.python_function(f).__name__, run_hooks.jit_compile(f)) for f in made])
+        return function
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse", jit_compile=jit)
+    undo = run_hooks.on_keras_predict(handler)
+    try:
+        assert model.predict_on_batch(np.ones((4, 3), "float32")).shape == (4, 2)
+        assert model.predict(np.ones((6, 3), "float32"), batch_size=4, verbose=0).shape == (6, 2)
+    finally:
+        undo()
+    if jit:  # XLA compiles predict_step alone, inside the function that takes the list of batches
+        assert seen[0] == [("one_step_on_data", True), ("one_step_on_data_distributed", None)]
+    else:
+        assert seen[0] == [("one_step_on_data_distributed", None)]
+    assert seen[1:] == [["tuple"], ["EagerTensor"], ["EagerTensor"]]  # predict_on_batch: ((x,),); predict: [x] twice

@@ -11,6 +11,9 @@ installed ones. Read from TensorFlow 2.21 and Keras 3.15:
 - ``iterator_ops.OwnedIterator.__next__``: the next element of a ``for x in dataset`` loop.
 - ``keras.src.backend.tensorflow.trainer.TensorFlowTrainer._make_function``: where Keras
   wraps ``train_step``/``test_step`` in ``tf.function(one_step_on_data, jit_compile=...)``.
+- ``TensorFlowTrainer.make_predict_function`` and ``predict_function``: where Keras wraps
+  ``predict_step`` in ``tf.function(one_step_on_data, jit_compile=True)`` (only when its
+  ``jit_compile`` is on) inside a plain ``tf.function`` taking a list of batches.
 - ``file_io._pywrap_file_io``: the C++ calls behind ``tf.io.gfile`` writes (``WritableFile``,
   ``CreateDir``, ``RecursivelyCreateDir``, ``DeleteFile``, ``RenameFile``, ``CopyFile``,
   ``DeleteRecursively``), which Python's audit events do not see.
@@ -73,23 +76,47 @@ def on_dataset_next(handler):
 
 
 def on_keras_step(handler):
-    """``handler(model, step_function, made)`` replaces each Keras train/test function; ``made`` holds
-    the ``tf.function``s Keras created for it (``one_step_on_data`` first). Returns an undo."""
+    """``handler(model, step_function, made, keras_function)`` replaces each Keras train/test function;
+    ``made`` holds the ``tf.function``s Keras created for it (``one_step_on_data`` first). Returns an undo."""
     def make(original):
         def make_function(self, step_function):
-            made = []
-            real_function = tf.function
-
-            def recording(*args, **kwargs):
-                function = real_function(*args, **kwargs)
-                made.append(function)
-                return function
-
-            with _replaced(tf, "function", recording):
+            with _recording_functions() as made:
                 keras_function = original(self, step_function)
             return handler(self, step_function, made, keras_function)
         return make_function
     return _wrap(KERAS_TRAINER, "_make_function", make)
+
+
+def on_keras_predict(handler):
+    """``handler(model, made, predict_function)`` replaces each Keras predict function (``predict``,
+    ``predict_on_batch``: called with a list of batches); ``made`` holds the ``tf.function``s Keras created
+    for it: the XLA-compiled ``one_step_on_data`` first when ``jit_compile`` is on, then the function taking
+    the list. Returns an undo."""
+    def make(original):
+        def make_predict_function(self, force=False):
+            if self.predict_function is not None and not force:
+                return original(self, force)
+            with _recording_functions() as made:
+                original(self, force)
+            self.predict_function = handler(self, made, self.predict_function)
+            return self.predict_function
+        return make_predict_function
+    return _wrap(KERAS_TRAINER, "make_predict_function", make)
+
+
+@contextlib.contextmanager
+def _recording_functions():
+    """Every ``tf.function`` made through ``tf.function(...)`` inside, in order (Keras calls it so)."""
+    made: list = []
+    real_function = tf.function
+
+    def recording(*args, **kwargs):
+        function = real_function(*args, **kwargs)
+        made.append(function)
+        return function
+
+    with _replaced(tf, "function", recording):
+        yield made
 
 
 @contextlib.contextmanager

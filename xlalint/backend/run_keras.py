@@ -1,10 +1,15 @@
-"""Capture the step Keras compiles for ``fit``, ``evaluate``, ``train_on_batch`` and ``test_on_batch``,
+"""Capture the step Keras compiles for ``fit``, ``evaluate``, ``predict`` and the ``*_on_batch`` calls,
 with Keras's own ``jit_compile`` decision.
 
 Keras wraps ``train_step``/``test_step`` in ``tf.function(one_step_on_data, jit_compile=...)``
 and calls it inside another ``tf.function`` that takes the data iterator. Here the function Keras
 made for the step is called eagerly on the first batch of each epoch instead: ``Capture`` traces
 it on that batch and answers with fake outputs, and the epoch then ends as if the data ran out.
+
+``predict`` compiles ``predict_step`` with XLA only when ``jit_compile`` is on (its own
+``one_step_on_data``), inside a plain ``tf.function`` that takes a list of batches: that step is
+captured on the first batch of the list (without XLA, the plain function on the whole list). Its loop over the data then ends as a dataset loop does
+(``Capture``), so ``predict`` returns the first batch's fake outputs.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from xlalint.backend.frames import is_user_file
 def install(capture) -> None:
     run_hooks.on_keras_step(lambda model, step, made, keras_function: _one_step_per_epoch(
         capture, model, step, made, keras_function))
+    run_hooks.on_keras_predict(lambda model, made, predict_function: _predict(capture, model, made, predict_function))
 
 
 def _where(model, step) -> dict:
@@ -38,14 +44,31 @@ def _one_step_per_epoch(capture, model, step, made, keras_function):
         return keras_function
     one_step = made[0]
     stepped: weakref.WeakSet = weakref.WeakSet()
-    where = _where(model, step)
-    key = ("keras", id(model), step.__name__)
+    where, key = _where(model, step), _key(model, step)
 
     def function(iterator):
-        if not hasattr(iterator, "get_next"):  # train_on_batch/test_on_batch: a list holding one batch
+        if not hasattr(iterator, "get_next"):  # train_on_batch/test_on_batch: a generator of one batch
             return capture.call(one_step, (next(iter(iterator)),), {}, key, where)
         if iterator in stepped:
             raise StopIteration  # Keras ends the epoch as if the data ran out
         stepped.add(iterator)
         return capture.call(one_step, (iterator.get_next(),), {}, key, where)
+    return function
+
+
+def _key(model, step) -> tuple:
+    return ("keras", id(model), step.__name__)
+
+
+def _predict(capture, model, made, predict_function):
+    if not made:  # run_eagerly=True
+        return predict_function
+    step = model.predict_step
+    where, key = _where(model, step), _key(model, step)
+    compiled = len(made) > 1  # Keras's jit decision: one_step_on_data with XLA, inside the plain function
+
+    def function(batches):
+        if compiled:  # the first batch of the list, as Keras's one_step_on_data_distributed takes it
+            return capture.call(made[0], (batches[0],), {}, key, where)
+        return capture.call(made[0], (batches,), {}, key, where)
     return function
