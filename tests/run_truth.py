@@ -3,7 +3,8 @@
 ``python run_truth.py OUT.json DIR NAME:ARG,ARG ...`` imports TensorFlow once, then runs each
 script ``DIR/NAME.py`` with its arguments as ``__main__`` in a forked child working in ``DIR``,
 and writes per script: whether it ended cleanly, and where it failed (the exception type, the
-compiler's op and node, and the script lines the compiler or the traceback names).
+compiler's op and node, the innermost line of DIR's files the compiler names, and the script's line
+the traceback names).
 """
 
 import json
@@ -26,15 +27,17 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 def _outcome(script: str, error: BaseException | None) -> dict:
     if error is None:
         return {"ok": True}
-    name = os.path.basename(script)
+    name, folder = os.path.basename(script), os.path.dirname(os.path.realpath(script))
     message = str(error)
     found = _UNSUPPORTED.search(message)
     created = message.split("The op is created at:", 1)[1] if "The op is created at:" in message else ""
-    compiler_lines = [int(m["line"]) for m in _FRAME.finditer(created.split("tf2xla conversion failed")[0])
-                      if os.path.basename(m["file"]) == name]
+    compiler_at = [(os.path.basename(m["file"]), int(m["line"]))
+                   for m in _FRAME.finditer(created.split("tf2xla conversion failed")[0])
+                   if os.path.dirname(os.path.realpath(m["file"])) == folder]  # the op's own line comes last
     raised = [f.lineno for f in traceback.extract_tb(error.__traceback__) if os.path.basename(f.filename) == name]
     return {"ok": False, "type": type(error).__name__, "op": found and found["op"], "node": found and found["node"],
-            "compiler_line": compiler_lines[-1] if compiler_lines else None,
+            "compiler_file": compiler_at[-1][0] if compiler_at else None,
+            "compiler_line": compiler_at[-1][1] if compiler_at else None,
             "raised_line": raised[-1] if raised else None}
 
 

@@ -29,8 +29,16 @@ RUNS = {
     "downloads": ([], []),
     "writes_everywhere": ([], []),
     "prepares_forever": (None, []),  # no real run: it never reaches its step
+    "gan_two_optimizers": (["--epochs", "1"], []),
+    "fit_custom_loss_metric": ([], []),
+    "subclassed_model": ([], []),
+    "train_step_override": (["1"], []),
+    "two_file_project": ([], []),  # its layer comes from two_file_layers.py
+    "argparse_main": (["--steps", "3"], None),  # run by `xlalint run` only as one of the LISTED commands
 }
+SAME_CALL = {"StringFormat": "PrintV2"}  # tf.print's two ops, reported once as tf.print (XLA001)
 BUDGET_S = {"prepares_forever": "4"}  # else the default
+LISTED = ["downloads.py", "-m argparse_main --units 16 8 --batch-size 16"]  # [tool.xlalint] run, for `xlalint run`
 
 
 def _tree(folder) -> dict[str, str]:
@@ -38,29 +46,33 @@ def _tree(folder) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def _xlalint_run(folder, name: str, args: list[str]) -> subprocess.Popen:
-    budget = ["--run-timeout", BUDGET_S[name]] if name in BUDGET_S else []
-    return subprocess.Popen([sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu",
-                             *budget, f"{name}.py", *args], cwd=folder, text=True,
+def _xlalint_run(cwd, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu", *args],
+                            cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """``(truth per scenario, (report, exit code) per scenario, tree before, tree after)``; all at once."""
+    """``(truth per scenario, (report, exit code) per scenario, tree before, tree after)``; all at once.
+    The run of the LISTED commands (from a subfolder of the config file's) is the scenario ``"listed"``."""
     truth_dir, run_dir = tmp_path_factory.mktemp("truth"), tmp_path_factory.mktemp("run")
     for folder in (truth_dir, run_dir):
-        for name in RUNS:
-            shutil.copy(SCENARIOS / f"{name}.py", folder)
+        for script in SCENARIOS.glob("*.py"):
+            shutil.copy(script, folder)
         (folder / "notes.txt").write_text("kept as it is\n")
+    (run_dir / "pyproject.toml").write_text(f"[tool.xlalint]\nrun = {json.dumps(LISTED)}\n")
+    (run_dir / "sub").mkdir()
     truth_file = truth_dir / "truth.json"
     before = _tree(run_dir)
     started = [subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(truth_dir),
                                  *(f"{name}:{','.join(real)}" for name, (real, _) in RUNS.items() if real is not None)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
-        runs = {name: _xlalint_run(run_dir, name, given) for name, (_, given) in RUNS.items()}
+        runs = {name: _xlalint_run(run_dir, *(["--run-timeout", BUDGET_S[name]] if name in BUDGET_S else []),
+                                   f"{name}.py", *given) for name, (_, given) in RUNS.items() if given is not None}
+        runs["listed"] = _xlalint_run(run_dir / "sub")
         started += runs.values()
         reports = {}
         for name, process in runs.items():
@@ -74,7 +86,8 @@ def runs(tmp_path_factory):
     return json.loads(truth_file.read_text()), reports, before, _tree(run_dir)
 
 
-@pytest.mark.parametrize("name", [n for n, (real, _) in RUNS.items() if real is not None and n != "downloads"])
+@pytest.mark.parametrize("name", [n for n, (real, given) in RUNS.items()
+                                  if real is not None and given is not None and n != "downloads"])
 def test_same_verdict_as_the_compiler_at_its_line(runs, name):
     truth, reports = runs[0][name], runs[1][name]
     report, code = reports
@@ -86,17 +99,39 @@ def test_same_verdict_as_the_compiler_at_its_line(runs, name):
         assert not errors and code == 0, report
     else:
         assert {e["verdict"] for e in compiled} == {"incompatible"}, report
-        at_line = [f for f in errors if f["path"] == f"{name}.py" and f["line"] == truth["compiler_line"]]
-        assert any(f["op_name"] == truth["node"] or f["op_type"] == truth["op"] for f in at_line), (truth, errors)
+        at_line = [f for f in errors if (f["path"], f["line"]) == (truth["compiler_file"], truth["compiler_line"])]
+        assert any(f["op_name"] == truth["node"] or f["op_type"] in (truth["op"], SAME_CALL.get(truth["op"]))
+                   for f in at_line), (truth, errors)
         assert code == 1
 
 
-def test_every_compiled_function_of_a_loop_is_reached(runs):
-    report, _ = runs[1]["clean_loop"]
-    assert sorted((e["name"], e["jit_compile"]) for e in report["entries"]) == [("test_step", None),
-                                                                                 ("train_step", True)]
-    keras_steps = sorted(e["name"] for e in runs[1]["fit_numpy_loss"][0]["entries"])
-    assert keras_steps == ["Sequential.test_step", "Sequential.train_step"]  # fit with validation data
+@pytest.mark.parametrize("name, reached", [
+    ("clean_loop", [("test_step", None), ("train_step", True)]),
+    ("fit_numpy_loss", [("Sequential.test_step", True), ("Sequential.train_step", True)]),  # validation data
+    ("gan_two_optimizers", [("train_discriminator", True), ("train_generator", True)]),
+    ("fit_custom_loss_metric", [("Sequential.predict_step", True), ("Sequential.test_step", True),
+                                ("Sequential.train_step", True)]),  # fit, evaluate, predict
+    ("subclassed_model", [("Regressor.predict_step", True), ("Regressor.test_step", True),
+                          ("Regressor.train_step", True)]),  # train_on_batch, test_on_batch, predict_on_batch
+])
+def test_every_compiled_function_and_keras_step_is_reached(runs, name, reached):
+    report, _ = runs[1][name]
+    assert sorted((e["name"], e["jit_compile"]) for e in report["entries"]) == reached
+
+
+def test_a_keras_step_sits_at_the_users_train_step_or_else_at_the_call(runs):
+    [override] = runs[1]["train_step_override"][0]["entries"]
+    assert (override["name"], override["path"], override["line"]) == ("LoggingModel.train_step",
+                                                                       "train_step_override.py", 12)
+    [fit] = runs[1]["two_file_project"][0]["entries"]
+    assert (fit["name"], fit["path"], fit["line"]) == ("Functional.train_step", "two_file_project.py", 18)
+
+
+def test_a_blocker_in_an_imported_layer_is_found_in_its_own_file(runs):
+    truth, (report, _) = runs[0]["two_file_project"], runs[1]["two_file_project"]
+    [blocker] = [f for f in report["findings"] if f["severity"] == "error"]
+    assert (blocker["path"], blocker["line"]) == ("two_file_layers.py", truth["compiler_line"])
+    assert ("two_file_project.py", 18) in [(r["path"], r["line"]) for r in blocker["related"]]  # the fit call
 
 
 def test_the_working_tree_is_unchanged(runs):
@@ -115,8 +150,9 @@ def test_writes_into_the_tree_are_refused_and_said(runs):
 
 def test_every_run_stops_on_its_own(runs):
     for name, (report, _) in runs[1].items():
-        if name not in BUDGET_S:
-            assert report["run"]["stopped"] in ("ended", "captured", "network"), (name, report["run"])
+        for run in [report["run"]] if "run" in report else report["runs"]:
+            if name not in BUDGET_S:
+                assert run["stopped"] in ("ended", "captured", "network"), (name, run)
 
 
 def test_a_run_that_never_reaches_a_step_stops_at_its_budget_and_says_where(runs):
@@ -146,3 +182,16 @@ def test_findings_point_at_the_call_with_the_specs_seen(runs):
     [blocker] = [f for f in report["findings"] if f["code"] == "XLA001"]
     assert blocker["related"] == [{"path": "string_step.py", "line": 48,
                                    "message": "`train_step` called here, in `main()`, with (float32[32,8,8], string[32])"}]
+
+
+def test_the_listed_run_commands_are_run_from_the_config_files_folder_and_reported_together(runs):
+    """Each with its own arguments (an argparse `main()` taking `--units 16 8`), the verdict the compiler's."""
+    report, code = runs[1]["listed"]
+    assert runs[0]["argparse_main"]["ok"] and not [f for f in report["findings"] if f["severity"] == "error"]
+    assert [(r["command"], r["script"], r["stopped"]) for r in report["runs"]] == [
+        ("downloads.py", "downloads.py", "network"), (LISTED[1], "argparse_main.py", "ended")]
+    assert [(e["path"], e["name"], e["verdict"]) for e in report["entries"]] == [
+        ("downloads.py", "train_step", "unknown"), ("argparse_main.py", "train_step", "compatible")]
+    [error] = report["errors"]
+    assert error["path"] == "downloads.py" and "get_file" in error["message"]
+    assert code == 1 == runs[1]["downloads"][1]  # the worst of the two: the argparse script alone exits 0
