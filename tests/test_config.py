@@ -46,6 +46,11 @@ def test_config_is_found_upward_and_validated(tmp_path):
     ('entries = ["train.py"]', 'must look like "file.py::name"'),
     ('specs = {"a.py::f" = ["float32[x]"]}', "specs.a.py::f"),
     ('strict = "yes"', "`strict` must be true or false"),
+    ('run = "train.py"', '`run` must be a list of "SCRIPT ARGS..." or "-m MODULE ARGS..."'),
+    ('run = ["train.py \'--name"]', "`run` must be a list of commands, not \"train.py '--name\": No closing quotation"),
+    ('run = ["--epochs 1 train.py"]', "`run` must be a list of \"SCRIPT ARGS...\" or \"-m MODULE ARGS...\", not "
+     "'--epochs 1 train.py'"),
+    ('run = ["-m"]', "`run` must be a list of"),
 ])
 def test_bad_config_names_the_key(tmp_path, table, message):
     src = _project(tmp_path, table)
@@ -90,3 +95,22 @@ def test_the_python_api_checks_its_settings_as_the_config_file_does():
 def test_the_readme_names_every_config_key():
     readme = (REPO / "README.md").read_text()
     assert [key for key in BY_KEY if f"`{key}`" not in readme] == []
+
+
+def test_run_commands_are_split_as_a_shell_splits_them(tmp_path):
+    from xlalint.run_listed import listed_command
+
+    _project(tmp_path, "run = [\"examples/train.py --epochs 1 --name 'a b'\", \"-m pkg.train --lr 0.1\"]")
+    config = load_config(find_config([str(tmp_path)]))
+    assert [listed_command(c) for c in config.values["run"]] == [
+        ("examples/train.py", None, ["--epochs", "1", "--name", "a b"]), (None, "pkg.train", ["--lr", "0.1"])]
+
+
+def test_run_without_a_script_and_without_listed_commands_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # this checkout's xlalint, from another working directory
+    _project(tmp_path, 'device = "cpu"')
+    done = run_without_tf("run", cwd=tmp_path)
+    assert done.returncode == 2 and "or list run commands under `run` in [tool.xlalint]" in done.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.xlalint]\nrun = ["missing.py --epochs 1"]\n')
+    done = run_without_tf("run", cwd=tmp_path / "src")
+    assert done.returncode == 2 and "run command 'missing.py --epochs 1': no such script: missing.py" in done.stderr

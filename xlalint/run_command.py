@@ -1,6 +1,7 @@
 """``xlalint run [OPTIONS] SCRIPT [ARGS...]`` and ``xlalint run [OPTIONS] -m MODULE [ARGS...]``.
 
-Options come before the script; everything after it is the script's own ``sys.argv[1:]``.
+Options come before the script; everything after it is the script's own ``sys.argv[1:]``. With no
+script, the commands listed under ``run`` in ``[tool.xlalint]`` run, reported together (``run_listed``).
 """
 
 from __future__ import annotations
@@ -13,23 +14,27 @@ from pathlib import Path
 from xlalint import settings
 from xlalint.baseline import BaselineError, read_baseline, with_fingerprints
 from xlalint.cli import EXIT_FINDINGS, EXIT_OK, Interrupted, _baseline, _exit_code, _Parser, _signals_interrupt
-from xlalint.config import ConfigError, find_config, load_config
+from xlalint.config import Config, ConfigError, find_config, load_config
 from xlalint.coverage import below
 from xlalint.files import read_source
 from xlalint.notebooks import is_notebook
 from xlalint.report import EMITTERS
 from xlalint.results import Report
+from xlalint.run_listed import listed_command, together
 from xlalint.settings import COUNT, SECONDS
 
 DEFAULT_RUN_TIMEOUT_S = 120.0
 DEFAULT_PATIENCE = 2
 FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "strict", "save_graphs")  # settings that `run` takes
+PATHS = ("baseline", "write_baseline", "save_graphs")  # flags naming files, from the working directory
 FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores", "strict")  # what it reads from [tool.xlalint]
 
 
 def _parser() -> _Parser:
     parser = _Parser(
-        prog="xlalint run", usage="xlalint run [OPTIONS] SCRIPT [ARGS...] | xlalint run [OPTIONS] -m MODULE [ARGS...]",
+        prog="xlalint run",
+        usage="xlalint run [OPTIONS] SCRIPT [ARGS...] | xlalint run [OPTIONS] -m MODULE [ARGS...] | "
+              "xlalint run [OPTIONS]",
         description="Run a training script as `python SCRIPT ARGS` would, up to the first call of each "
         "tf.function (and Keras step); check what XLA would compile there, without compiling or training.",
         epilog="The run works in a scratch copy of the working directory: your files stay as they are, "
@@ -79,44 +84,80 @@ def _module_file(parser: _Parser, module: str) -> str:
     return spec.origin
 
 
+def _script_of(parser: _Parser, script: str | None, module: str | None, command: str = "") -> str:
+    """The file that runs: the script, or the module's file; a missing one is a usage error."""
+    said = f"run command {command!r}: " if command else ""
+    if script and not os.path.isfile(script):
+        parser.error(f"{said}no such script: {script}")
+    if script and is_notebook(script) and read_source(script)[1]:
+        parser.error(f"{said}{script}: {read_source(script)[1]}")
+    return _module_file(parser, module) if module else str(script)
+
+
+def _commands(parser: _Parser, args, script_args: list[str]) -> tuple[list[tuple], Config]:
+    """``([(file, script, module, ARGS, command)], config)``: the one given, else those ``run`` lists
+    in [tool.xlalint] (then the working directory becomes the config file's; paths given stay as meant)."""
+    if args.module and args.script:
+        parser.error("give a SCRIPT or -m MODULE (one of them)")
+    given = args.script or args.module
+    file = _script_of(parser, args.script, args.module) if given else None
+    try:
+        config = load_config(Path(args.config) if args.config else find_config([file] if file else []))
+    except ConfigError as error:
+        parser.error(str(error))
+    if given:
+        return [(file, args.script, args.module, script_args, None)], config
+    listed = config.values.get("run")
+    if not listed:
+        parser.error("give a SCRIPT or -m MODULE, or list run commands under `run` in [tool.xlalint]")
+    for name in PATHS:
+        if getattr(args, name):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
+    os.chdir(config.root)
+    commands = []
+    for command in listed:
+        script, module, argv = listed_command(command)
+        commands.append((_script_of(parser, script, module, command), script, module, argv, command))
+    return commands, config
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
-    parser.add_argument("script", nargs="?", metavar="SCRIPT", help="the training script")
+    parser.add_argument("script", nargs="?", metavar="SCRIPT", help="the training script (none: those listed "
+                        "under `run` in [tool.xlalint])")
     ours, script_args = split_command(argv, parser)
     args = parser.parse_args(ours)
-    if bool(args.module) == bool(args.script):
-        parser.error("give a SCRIPT or -m MODULE (one of them)")
-    if args.script and not os.path.isfile(args.script):
-        parser.error(f"no such script: {args.script}")
-    if args.script and is_notebook(args.script) and read_source(args.script)[1]:
-        parser.error(f"{args.script}: {read_source(args.script)[1]}")
-    script = _module_file(parser, args.module) if args.module else args.script
+    commands, config = _commands(parser, args, script_args)
     try:
-        config = load_config(Path(args.config) if args.config else find_config([script]))
         values = settings.merge({name: getattr(args, name) for name in FLAGS},
                                 {name: value for name, value in config.values.items() if name in FROM_CONFIG})
         options = settings.options(values, root=str(config.root))
         known = read_baseline(options.baseline) if options.baseline and not args.write_baseline else None
-    except (ConfigError, ValueError, BaselineError) as error:
+    except (ValueError, BaselineError) as error:
         parser.error(str(error))
     from xlalint.run_client import run_script
     from xlalint.run_report import run_report
     from xlalint.run_scratch import ScratchError
 
-    if not args.quiet:
-        print(f"xlalint run: running {script} up to its compiled steps (budget {args.run_timeout:g}s)", file=sys.stderr)
-    try:
-        with _signals_interrupt():
-            result = run_script(args.script, args.module, script_args, args.run_timeout, args.patience)
-    except ScratchError as error:
-        parser.error(str(error))
-    except Interrupted as stop:
-        print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
-        return 128 + stop.signal
-    if result.get("hooks_supported") is False and not args.quiet:
-        print(f"xlalint run: TensorFlow {result['tensorflow']} with Keras {result['keras']} is not a release whose "
-              "hooks were checked; results may be incomplete (docs/run.md)", file=sys.stderr)
-    report = run_report(result, script, options)
+    reports = []
+    for file, script, module, script_argv, _ in commands:
+        if not args.quiet:
+            print(f"xlalint run: running {file} up to its compiled steps (budget {args.run_timeout:g}s)",
+                  file=sys.stderr)
+        try:
+            with _signals_interrupt():
+                result = run_script(script, module, script_argv, args.run_timeout, args.patience)
+        except ScratchError as error:
+            parser.error(str(error))
+        except Interrupted as stop:
+            print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
+            return 128 + stop.signal
+        if result.get("hooks_supported") is False and not args.quiet:
+            print(f"xlalint run: TensorFlow {result['tensorflow']} with Keras {result['keras']} is not a release "
+                  "whose hooks were checked; results may be incomplete (docs/run.md)", file=sys.stderr)
+        reports.append(run_report(result, file, options))
+    listed = [command for *_, command in commands]
+    report = together(reports, listed) if listed[0] else reports[0]
     report.findings = with_fingerprints(report.findings, options.root)
     try:
         _baseline(report, args, options.baseline, known)

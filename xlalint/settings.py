@@ -13,6 +13,7 @@ import dataclasses
 import fnmatch
 import math
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -89,6 +90,23 @@ def _specs(specs: list[str]) -> list[str]:
     return list(specs)
 
 
+def run_command_words(command: str) -> list[str]:
+    """A ``run`` command (``"SCRIPT ARGS..."`` or ``"-m MODULE ARGS..."``) split as a POSIX shell splits it."""
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        raise SettingError(f"must be a list of commands, not {command!r}: {error}") from None
+    if not words or words[0] == "-m" and len(words) < 2 or words[0].startswith("-") and words[0] != "-m":
+        raise SettingError(f'must be a list of "SCRIPT ARGS..." or "-m MODULE ARGS...", not {command!r}')
+    return words
+
+
+def _run_commands(commands: list[str]) -> list[str]:
+    for command in commands:
+        run_command_words(command)
+    return list(commands)
+
+
 SECONDS = _number(float, lambda v: 0 < v < math.inf, "a positive number of seconds")
 COUNT = _number(int, lambda v: v > 0, "a positive whole number")
 MEGABYTES = _number(int, lambda v: v >= 0, "a number of MB (0: no limit)")
@@ -101,6 +119,7 @@ CODES = Kind("a list of strings", _strings, list,
              lambda text: [p.strip() for p in text.split(",") if p.strip()] or None)
 CODES_PER_GLOB = _table_of(Kind("a list of strings", _strings, lambda codes: [c.upper() for c in codes]),
                            "a table of glob = [codes]")
+RUN_COMMANDS = Kind('a list of "SCRIPT ARGS..." or "-m MODULE ARGS..."', _strings, _run_commands)
 SPECS_PER_TARGET = _table_of(Kind("a list of strings", _strings, _specs), 'a table of "file.py::name" = [specs]')
 
 
@@ -163,6 +182,8 @@ SETTINGS = (
             "(docs/coverage.md)", "min-coverage", ("--min-coverage",), "PERCENT"),
     Setting("strict", SWITCH, False, "also fail (exit 1) when an entry could not be traced or a file with "
             "TensorFlow has no entry point (otherwise they are listed as notices)", "strict", ("--strict",)),
+    Setting("run", RUN_COMMANDS, [], "commands that `xlalint run` with no SCRIPT runs, from the config file's "
+            'directory, reported together: "SCRIPT ARGS..." or "-m MODULE ARGS..." (docs/run.md)', "run"),
     Setting("save_graphs", TEXT, None, "write each traced entry's op graph as JSON (for bug reports and TF-free "
             "tests)", None, ("--save-graphs",), "DIR"),
 )

@@ -8,8 +8,9 @@ it on that batch and answers with fake outputs, and the epoch then ends as if th
 
 ``predict`` compiles ``predict_step`` with XLA only when ``jit_compile`` is on (its own
 ``one_step_on_data``), inside a plain ``tf.function`` that takes a list of batches: that step is
-captured on the first batch of the list (without XLA, the plain function on the whole list). Its loop over the data then ends as a dataset loop does
-(``Capture``), so ``predict`` returns the first batch's fake outputs.
+captured on the first batch of the list (without XLA, the plain function on the whole list). Its
+loop over the data then ends as a dataset loop does (``Capture``), so ``predict`` returns the first
+batch's fake outputs.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ def emit(report: Report) -> str:
             "coverage": coverage(report),
             "baseline": report.baseline.to_json() if report.baseline else None,
             **({"run": report.run} if report.run else {}),
+            **({"runs": report.runs} if report.runs else {}),
         },
         indent=2,
     )

@@ -42,7 +42,8 @@ def emit(report: Report, color: bool = False) -> str:
     verified = [e for e in report.entries if e.verify]
     if verified:
         out.extend([_verify_table(verified), ""])
-    out.extend(_run_lines(report.run) if report.run else [])
+    for run in [report.run] if report.run else report.runs:
+        out.extend(_run_lines(run))
     out.extend(_summary(report))
     return "\n".join(out)
 
@@ -50,7 +51,8 @@ def emit(report: Report, color: bool = False) -> str:
 def _run_lines(run: dict) -> list[str]:
     """`xlalint run`: where and why the script's run stopped, and what it wrote."""
     where = f" at {run['where']}" if run["where"] else ""
-    lines = [f"run of {run['script']} stopped{where}: {run['reason']} ({run['calls']} compiled-function calls answered)"]
+    what = f"`{run['command']}`" if "command" in run else run["script"]
+    lines = [f"run of {what} stopped{where}: {run['reason']} ({run['calls']} compiled-function calls answered)"]
     if run["written_to_scratch"]:
         lines.append(f"  writes kept out of your tree (to a scratch folder, removed): "
                      f"{', '.join(run['written_to_scratch'][:5])}" + (" ..." if len(run["written_to_scratch"]) > 5 else ""))
