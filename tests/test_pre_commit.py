@@ -50,5 +50,6 @@ def test_full_hook_installs_tensorflow_as_the_tf_extra_does():
 
     hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["tf"]
-    assert hooks["xlalint"]["additional_dependencies"] == extra
+    assert hooks["xlalint"]["additional_dependencies"] == extra == hooks["xlalint-run"]["additional_dependencies"]
+    assert hooks["xlalint-run"]["entry"] == "xlalint run" and hooks["xlalint-run"]["pass_filenames"] is False
     assert "additional_dependencies" not in hooks["xlalint-static"]
