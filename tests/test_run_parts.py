@@ -96,3 +96,32 @@ def test_a_run_that_stopped_before_any_call_is_a_file_error_with_its_line(tmp_pa
     assert report.run["written_to_scratch"] == ["logs"]
     assert "run of s.py stopped at s.py:12 in `main()`: the script raised OSError" in EMITTERS["text"](report)
     assert json.loads(EMITTERS["json"](report))["run"]["stopped"] == "error"
+
+
+def _run_of(script: str, stopped: str) -> dict:
+    return {"script": script, "stopped": stopped, "reason": f"the script {stopped}", "where": None, "calls": 1,
+            "written_to_scratch": [], "refused_writes": []}
+
+
+def test_the_runs_of_listed_commands_make_one_report():
+    from xlalint.cli import _exit_code
+    from xlalint.results import Entry, Finding, Report
+    from xlalint.run_listed import together
+
+    blocker = Finding("XLA001", "unsupported-op", "error", "`tf.print` (PrintV2) has no XLA kernel", "drop it",
+                      "train.py", 9, 5, "train_step")
+    first = Report(device="cpu", entries=[Entry("train.py", "train_step", 8, "compatible"),
+                                          Entry("train.py", "eval_step", 20, "unknown", "never called")],
+                   run=_run_of("train.py", "ended"))
+    second = Report(device="cpu", entries=[Entry("train.py", "train_step", 8, "incompatible"),
+                                           Entry("train.py", "eval_step", 20, "unknown", "never called")],
+                    findings=[blocker], run=_run_of("train.py", "captured"))
+    third = Report(device="cpu", entries=[Entry("train.py", "train_step", 8, "incompatible")], findings=[blocker],
+                   run=_run_of("train.py", "captured"))
+    report = together([first, second, third], ["train.py", "train.py --debug", "train.py --debug --epochs 2"])
+    assert [(e.name, e.verdict) for e in report.entries] == [("train_step", "incompatible"), ("eval_step", "unknown")]
+    assert [(f.code, f.line, f.all_entries) for f in report.findings] == [("XLA001", 9, ("train_step",))]
+    assert _exit_code(report) == 1 and _exit_code(first) == 0
+    assert [(r["command"], r["stopped"]) for r in json.loads(EMITTERS["json"](report))["runs"]] == [
+        ("train.py", "ended"), ("train.py --debug", "captured"), ("train.py --debug --epochs 2", "captured")]
+    assert "run of `train.py --debug` stopped: the script captured" in EMITTERS["text"](report)
