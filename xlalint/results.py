@@ -159,7 +159,7 @@ class Report:
     auto_jit: list[str] = field(default_factory=list)  # --static: "path:line" of the checked files' auto-jit settings
     baseline: "BaselineOutcome | None" = None  # with --baseline: what the baseline hid and what went away
     run: dict | None = None  # `xlalint run`: the script, where and why its run stopped, what it wrote
-    runs: list[dict] = field(default_factory=list)  # `xlalint run` of the listed commands: one `run` each, and its command
+    runs: list[dict] = field(default_factory=list)  # `xlalint run` of listed commands: a `run` each, with its command
 
     @property
     def ok(self) -> bool:
