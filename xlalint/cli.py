@@ -106,7 +106,7 @@ def _targets(paths: list[str], specs: list[str]) -> tuple[list[str], dict[str, d
 
 def _options(args, parser) -> tuple[list[str], Options]:
     """The paths to check and the run's options: flags, else [tool.xlalint], else the defaults."""
-    given = {setting.name: getattr(args, setting.name) for setting in SETTINGS if setting.flags}
+    given = {setting.name: getattr(args, setting.name) for setting in SETTINGS if setting.flags and not setting.run_only}
     try:
         for spec in args.spec:
             parse_spec(spec)

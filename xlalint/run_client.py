@@ -23,7 +23,8 @@ from xlalint.worker_client import _death, _kill_group
 IMPORT_ALLOWANCE_S = 120.0  # importing TensorFlow (not counted in the budget) and writing the result
 
 
-def run_script(script: str | None, module: str | None, argv: list[str], budget: float, patience: int) -> dict:
+def run_script(script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
+               first_step: bool = False) -> dict:
     """The child's result: ``records`` (one per captured function), ``stop``, ``redirected``, ``refused``;
     ``{"error": ...}`` where the child died before it ran the script."""
     cwd = os.path.realpath(os.getcwd())
@@ -33,6 +34,7 @@ def run_script(script: str | None, module: str | None, argv: list[str], budget: 
     try:
         request: dict[str, Any] = {"script": script and os.path.abspath(script), "module": module, "argv": argv, "cwd": cwd,
                    "scratch": scratch, "protected": protected, "budget": budget, "patience": patience,
+                   "first_step": first_step,
                    "result": os.path.join(work, "result.json")}
         request_path = os.path.join(work, "request.json")
         with open(request_path, "w", encoding="utf-8") as handle:

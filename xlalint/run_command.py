@@ -25,7 +25,8 @@ from xlalint.settings import COUNT, SECONDS
 
 DEFAULT_RUN_TIMEOUT_S = 120.0
 DEFAULT_PATIENCE = 2
-FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "strict", "save_graphs")  # settings that `run` takes
+FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "strict", "save_graphs",
+         "first_step")  # settings that `run` takes
 PATHS = ("baseline", "write_baseline", "save_graphs")  # flags naming files, from the working directory
 FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores", "strict")  # what it reads from [tool.xlalint]
 
@@ -146,7 +147,8 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
         try:
             with _signals_interrupt():
-                result = run_script(script, module, script_argv, args.run_timeout, args.patience)
+                result = run_script(script, module, script_argv, args.run_timeout, args.patience,
+                                    options.first_step)
         except ScratchError as error:
             parser.error(str(error))
         except Interrupted as stop:

@@ -12,20 +12,17 @@ import ast
 import os
 from dataclasses import replace
 
+from xlalint.checks import RunContext, hooks
 from xlalint.engine import file_findings, source_findings
 from xlalint.files import display_path, read_source
 from xlalint.notebooks import in_cells, place_of
 from xlalint.results import Entry, FileError, Related, Report, one_per_place, place
 from xlalint.selection import Produced, select
 from xlalint.settings import Options
-from xlalint.specs import Spec
+from xlalint.specs import signature_text
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import load_support
 from xlalint.wire import EntryRecord, file_result
-
-
-def _specs(signature: list[dict]) -> str:
-    return ", ".join(s["dtype"] if s["shape"] is None else str(Spec(s["dtype"], tuple(s["shape"]))) for s in signature)
 
 
 def _site(where: list | None) -> str:
@@ -59,6 +56,20 @@ def _with_call(finding, call: Related | None):
     return replace(finding, related=finding.related + (call,))
 
 
+def _run_rule_findings(report: Report, records: list[dict], suppressions: SuppressionIndex,
+                       options: Options) -> list[Produced]:
+    """The run rules' findings on what the run saw of each captured function, counted for its entry."""
+    entries = {(e.path, e.name, e.line): i for i, e in enumerate(report.entries)}
+    sites = {r["name"]: (r["path"], r["line"]) for r in records}
+    run = RunContext((), suppressions, tuple(options.select), tuple(records))
+    produced = []
+    for finding in (f for check in hooks("check_run") for f in check(run)):
+        site = sites.get(finding.entry)
+        index = entries.get((display_path(site[0]), finding.entry, site[1])) if site else None
+        produced.append(Produced(finding, () if index is None else (index,), site))
+    return produced
+
+
 def run_report(result: dict, script: str, options: Options) -> Report:
     """The report of one run; ``script`` is the file run (or the module's file)."""
     report = Report(device=options.device, tensorflow=result.get("tensorflow"))
@@ -75,8 +86,9 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     produced: list[Produced] = []
     for path, entries in by_file.items():
         produced += file_findings(report, file_result(path, entries=entries), support, options, False)
+    produced += _run_rule_findings(report, records, suppressions, options)
     calls = {r["name"]: Related(display_path(r["call"][0]), r["call"][1],
-                                f"`{r['name']}` called here, in `{r['call'][2]}()`, with ({_specs(r['signature'])})"
+                                f"`{r['name']}` called here, in `{r['call'][2]}()`, with ({signature_text(r['signature'])})"
                                 + (f", traced {r['traces']} times" if r["traces"] > 1 else ""))
              for r in records if r.get("call")}
     produced = [replace(p, finding=_with_call(p.finding, calls.get(p.finding.entry))) for p in produced]

@@ -134,6 +134,7 @@ class Setting:
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
     const: str | None = None  # the value of the flag given alone
+    run_only: bool = False  # a flag of `xlalint run` only
 
     def help_text(self, with_key: bool = True) -> str:
         notes = [f"default: {self.default}"] if self.default not in (None, False) else []
@@ -184,6 +185,10 @@ SETTINGS = (
             "TensorFlow has no entry point (otherwise they are listed as notices)", "strict", ("--strict",)),
     Setting("run", RUN_COMMANDS, [], "commands that `xlalint run` with no SCRIPT runs, from the config file's "
             'directory, reported together: "SCRIPT ARGS..." or "-m MODULE ARGS..." (docs/run.md)', "run"),
+    Setting("first_step", SWITCH, False, "xlalint run: answer each call of a captured function with its real "
+            "outputs, run eagerly without XLA, instead of zeros (for scripts whose Python logic needs real "
+            "values: early stopping, NaN checks); slower, and the run trains", None, ("--first-step",),
+            run_only=True),
     Setting("save_graphs", TEXT, None, "write each traced entry's op graph as JSON (for bug reports and TF-free "
             "tests)", None, ("--save-graphs",), "DIR"),
 )
@@ -193,9 +198,9 @@ BY_KEY = {setting.key: setting for setting in SETTINGS if setting.key}
 
 def add_flags(group: argparse._ActionsContainer, names: Sequence[str] | None = None,
               keys: Sequence[str] | None = None) -> None:
-    """A flag for every setting that has one (or for those ``names``), its help naming the config key
-    (of those in ``keys``, if given); an absent flag is None, so that ``merge`` looks further."""
-    for setting in SETTINGS if names is None else [BY_NAME[name] for name in names]:
+    """A flag for every setting that has one, ``xlalint run``'s own aside (or for those ``names``), its help
+    naming the config key (of those in ``keys``, if given); an absent flag is None, so that ``merge`` looks further."""
+    for setting in [s for s in SETTINGS if not s.run_only] if names is None else [BY_NAME[name] for name in names]:
         if not setting.flags:
             continue
         help = setting.help_text(keys is None or setting.name in keys)
@@ -260,6 +265,7 @@ class Options:
     baseline: str | None = _default("baseline")  # report only findings not recorded in this file
     min_coverage: float = _default("min_coverage")  # percent of ops under XLA below which the run fails
     strict: bool = _default("strict")  # untraceable entries and files without entry points fail the run
+    first_step: bool = _default("first_step")  # xlalint run: captured calls run for real, eagerly, without XLA
 
     def excluded(self, path: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)

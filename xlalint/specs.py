@@ -26,6 +26,11 @@ class Spec:
         return f"{self.dtype}[{dims}]"
 
 
+def signature_text(signature: list[dict]) -> str:
+    """``float32[64,16], int32[64]`` for a traced signature (``[{"dtype", "shape"}, ...]``)."""
+    return ", ".join(s["dtype"] if s["shape"] is None else str(Spec(s["dtype"], tuple(s["shape"]))) for s in signature)
+
+
 def parse_spec(text: str) -> Spec:
     """``"float32[None,3]"`` -> ``Spec("float32", (None, 3))``; ``?`` also means unknown."""
     match = _SPEC.match(text)

@@ -3,9 +3,15 @@
 A call of a user's ``tf.function`` from eager code is traced by TensorFlow itself on the real
 arguments (``get_concrete_function``: the same trace, variables and all, that the call would
 make), its graph exported, and the call answered with zeros of the outputs' structure, dtypes
-and shapes: nothing is compiled and nothing trains. A ``for`` loop over a dataset ends once a
-captured function consumed one of its elements. The run stops (``RunStop``) once the functions
-already captured were called again ``patience`` times with nothing new traced.
+and shapes: nothing is compiled and nothing trains (with ``first_step``: by the call itself, run
+eagerly, without XLA). A ``for`` loop over a dataset ends once a captured function consumed one of
+its elements. The run stops (``RunStop``) once the functions already captured were called again
+``patience`` times with nothing new traced.
+
+Each record also keeps what only a run shows (the run rules read it): the arguments of each trace
+(``trace_args``), how many ``tf.function`` objects of one definition were called (``functions``,
+with where they were made), the variables its first trace created and whether TensorFlow could
+lift them out (``variables``, ``unliftable``), and the partial batches that fed it.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ import tensorflow as tf
 
 from xlalint.backend import run_hooks
 from xlalint.backend.discover import _def_line, spec_json
-from xlalint.backend.frames import is_user_file
+from xlalint.backend.frames import is_user_file, user_frames
+from xlalint.backend.run_batches import Batches
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.run_guard import RunStop, user_site
 from xlalint.backend.trace_errors import tracing_failure
@@ -38,15 +45,31 @@ def _display_name(python) -> str:
     return getattr(python, "__qualname__", getattr(python, "__name__", "function")).split(".<locals>.")[-1]
 
 
-def _signature_key(args, kwargs):
-    """What tf.function's cache would tell apart: tensors by spec, Python values by value."""
-    def key(value):
-        if isinstance(value, (tf.Tensor, tf.Variable)) or hasattr(value, "_type_spec"):
-            return repr(tf.type_spec_from_value(value))
-        if isinstance(value, np.ndarray):  # traced like a tensor of its dtype and shape
-            return repr((value.dtype.str, value.shape))
-        return repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
-    return repr(tf.nest.map_structure(key, (args, kwargs)))
+HELD_TRACES = 3  # a function traced this often retraces: its further new signatures do not hold the run
+KEPT_TRACES = 8  # the arguments of this many traces are kept per function
+
+
+def _shape_text(dtype: str, shape) -> str:
+    return f"{dtype}[*]" if shape.rank is None else f"{dtype}[{','.join('None' if d is None else str(d) for d in shape)}]"
+
+
+def _describe(value) -> str:
+    """What tf.function's cache tells apart: a tensor by dtype and shape, a Python value by value."""
+    if isinstance(value, (tf.Tensor, tf.Variable)) or hasattr(value, "_type_spec"):
+        spec = tf.type_spec_from_value(value)
+        return _shape_text(spec.dtype.name, spec.shape) if isinstance(spec, tf.TensorSpec) else repr(spec)
+    if isinstance(value, np.ndarray):  # traced like a tensor of its dtype and shape
+        return _shape_text(value.dtype.name, tf.TensorShape(value.shape))
+    return repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
+
+
+def _arguments(function, args, kwargs) -> list[list[str]]:
+    """``[[name, description], ...]`` of a call's arguments, named as the Python function names them."""
+    try:
+        bound = inspect.signature(run_hooks.python_function(function)).bind(*args, **kwargs).arguments.items()
+    except (TypeError, ValueError):  # a signature inspect cannot read, or arguments it does not take
+        bound = [*((f"argument {i}", a) for i, a in enumerate(args)), *kwargs.items()]
+    return [[name, repr(tf.nest.map_structure(_describe, value))] for name, value in bound]
 
 
 def fake_outputs(structure):
@@ -64,10 +87,16 @@ def fake_outputs(structure):
 class Capture:
     """Every captured function of one run, in the order they were first called."""
 
-    def __init__(self, recorder, saved, patience: int = 2):
+    def __init__(self, recorder, saved, patience: int = 2, first_step: bool = False):
         self.recorder = recorder
         self.saved = saved  # called after each new capture: the result survives a hard kill
         self.patience = patience
+        self.first_step = first_step  # answer each call by running it, eagerly, without XLA
+        self.batches = Batches()
+        self._objects: dict = {}  # key -> WeakSet of the tf.function objects called for it
+        self._made_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tf.function -> user frame
+        self._variables: list[list] = []  # the user line of each variable made in a first trace
+        self._running = False  # a first step is running: calls inside it are its own
         self.records: list[dict] = []
         self._by_key: dict = {}  # code object (or Keras label) -> record
         self._concrete: dict = {}  # (key, signature) -> concrete function
@@ -79,9 +108,22 @@ class Capture:
     def install(self) -> None:
         run_hooks.on_function_call(self._on_call)
         run_hooks.on_dataset_next(self._on_next)
+        run_hooks.on_function_made(self._on_made)
+        run_hooks.on_variable_in_trace(self._on_variable)
+        self.batches.install()
+
+    def _on_made(self, function) -> None:
+        site = user_site(1)
+        if site:
+            self._made_at[function] = [os.path.realpath(site[0][0]), *site[0][1:]]
+
+    def _on_variable(self, frames) -> None:
+        mine = user_frames(frames)
+        if mine:
+            self._variables.append(mine[-1])
 
     def _on_call(self, function, original, args, kwargs):
-        if not tf.executing_eagerly():  # a call inside a trace: part of its caller's graph
+        if not tf.executing_eagerly() or self._running:  # inside a trace or a first step: part of its caller
             return original(function, *args, **kwargs)
         python = _code_of(function)
         source = inspect.getsourcefile(python) if inspect.isfunction(python) else None
@@ -89,47 +131,81 @@ class Capture:
             return original(function, *args, **kwargs)
         where = {"path": os.path.realpath(source), "line": _def_line(python, 1),
                  "name": _display_name(python), "kind": "tf.function"}
-        return self.call(function, args, kwargs, python.__code__, where)
+        method = inspect.ismethod(inspect.unwrap(run_hooks.python_function(function)))
+        return self.call(function, args, kwargs, python.__code__, where,
+                         lambda: original(function, *args, **kwargs), not method)
 
-    def call(self, function, args, kwargs, key, where: dict):
-        """Trace ``function`` on these arguments unless that trace is known, then answer with fake outputs."""
+    def call(self, function, args, kwargs, key, where: dict, run=None, counted: bool = True):
+        """Trace ``function`` on these arguments unless that trace is known, then answer with fake outputs
+        (with ``first_step``: with what ``run()`` returns, run eagerly). ``counted``: each new object of
+        ``function``'s definition is a new tf.function (not so for a method's copy per instance)."""
         site = user_site(1)
-        signature = _signature_key(args, kwargs)
+        arguments = _arguments(function, args, kwargs)
+        signature = repr(arguments)
         concrete = self._concrete.get((key, signature))
-        if concrete is None:
-            concrete = self._trace(function, args, kwargs, key, where, site)
+        traced = concrete is None
+        if traced:
+            concrete = self._trace(function, args, kwargs, key, where, site, arguments)
             self._concrete[(key, signature)] = concrete
-            self.since_new = 0
-        else:
-            self.since_new += 1
         record = self._by_key[key]
+        self.since_new = 0 if traced and record["traces"] <= HELD_TRACES else self.since_new + 1
+        self._note(record, function, args, kwargs, counted)
         record["calls"] += 1
         self.calls += 1
         self.last_site = list(site[0]) if site else None
-        outputs = fake_outputs(concrete.structured_outputs)
+        outputs = self._first_step(run) if self.first_step and run else fake_outputs(concrete.structured_outputs)
         if self.since_new > self.patience * len(self.records):
             raise RunStop(f"every compiled function reached was captured, and {self.since_new} more calls "
                           "traced nothing new", self.last_site, "captured")
         return outputs
 
-    def _trace(self, function, args, kwargs, key, where: dict, site):
+    def _first_step(self, run):
+        """The call's real outputs, computed eagerly: no graph, so no XLA."""
+        self._running, eagerly = True, tf.config.functions_run_eagerly()
+        tf.config.run_functions_eagerly(True)
+        try:
+            return run()
+        finally:
+            tf.config.run_functions_eagerly(eagerly)
+            self._running = False
+
+    def _note(self, record: dict, function, args, kwargs, counted: bool) -> None:
+        """What this call adds: a new tf.function object of the definition, the partial batches feeding it."""
+        objects = self._objects.setdefault(id(record), weakref.WeakSet())
+        if counted and function not in objects:
+            objects.add(function)
+            record["functions"] += 1
+            made = self._made_at.get(function)
+            if made and made not in record["made_at"] and len(record["made_at"]) < KEPT_TRACES:
+                record["made_at"].append(made)
+        for batch in self.batches.feeding(args, kwargs):
+            if batch not in record["batches"]:
+                record["batches"].append(batch)
+
+    def _trace(self, function, args, kwargs, key, where: dict, site, arguments):
         record = self._by_key.get(key)
         if record is not None:  # a new signature: the real call would trace (and compile) again
             record["traces"] += 1
+            if len(record["trace_args"]) < KEPT_TRACES:
+                record["trace_args"].append(arguments)
             return function.get_concrete_function(*args, **kwargs)
         call = list(site[0]) if site else None
         path, line = (where["path"], where["line"]) if where["path"] else (call or [None, 1])[:2]
         record = {**entry_record(where["name"], line, where["kind"], run_hooks.jit_compile(function), []),
-                  "path": path, "call": call, "traces": 1, "calls": 0}
+                  "path": path, "call": call, "traces": 1, "calls": 0, "trace_args": [arguments], "functions": 0,
+                  "made_at": [], "batches": [], "variables": [], "unliftable": None}
         self._by_key[key] = record
         self.records.append(record)
         started = time.perf_counter()
+        made = len(self._variables)
         try:
-            concrete = function.get_concrete_function(*args, **kwargs)
+            concrete = self._first_trace(function, args, kwargs, record)
         except Exception as error:  # the user's trace failed: the real call fails the same way
             record["error"] = tracing_failure(record["name"], record["signature"], error)
             self.saved()
             raise
+        finally:
+            record["variables"] = self._variables[made:]
         specs = [s for s in tf.nest.flatten(concrete.structured_input_signature, expand_composites=True)
                  if isinstance(s, tf.TensorSpec)]
         record["signature"] = [spec_json(s) for s in specs]
@@ -139,6 +215,17 @@ class Capture:
         self.saved()
         return concrete
 
+    @staticmethod
+    def _first_trace(function, args, kwargs, record: dict):
+        """TensorFlow's first trace; where it cannot lift a variable's initial value out of the function
+        (it depends on the arguments), the reason is kept and the trace without variable creation taken:
+        the real call runs it behind a ``cond`` that initializes the variable, which XLA refuses."""
+        try:
+            return function.get_concrete_function(*args, **kwargs)
+        except run_hooks.UNLIFTABLE as error:
+            record["unliftable"] = str(error).splitlines()[0][:300]
+        return function.get_concrete_function(*args, **kwargs)
+
     def _on_next(self, iterator, original):
         """End a dataset loop once a captured function consumed one of its elements."""
         seen = self._dataset_at.get(iterator)
@@ -146,4 +233,5 @@ class Capture:
             raise StopIteration
         value = original(iterator)
         self._dataset_at[iterator] = self.calls
+        self.batches.gave(iterator, value)
         return value

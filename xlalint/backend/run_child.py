@@ -89,7 +89,7 @@ def main(request_path: str) -> None:
         result.update(records=capture.records, redirected=sorted(set(guard.redirected)), refused=guard.refused)
         _write(request["result"], result)
 
-    capture = Capture(recorder, save, request["patience"])
+    capture = Capture(recorder, save, request["patience"], request["first_step"])
     sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
     recorder.install()
     capture.install()

@@ -9,6 +9,12 @@ installed ones. Read from TensorFlow 2.21 and Keras 3.15:
 - ``Function._jit_compile`` and ``Function._python_function``: the function's XLA setting and
   the plain Python function behind it.
 - ``iterator_ops.OwnedIterator.__next__``: the next element of a ``for x in dataset`` loop.
+- ``Function.__init__``: where each ``tf.function`` object is made.
+- ``polymorphic_function.UnliftedInitializerVariable.__init__``: each variable a ``tf.function``
+  creates in its first trace (``tf_stack.extract_stack`` gives the user's line through autograph);
+  ``lift_to_graph.UnliftableError``: the initial value depends on the function's arguments.
+- ``DatasetV2._inputs``: the datasets a dataset is made from (public ``batch``, ``padded_batch``
+  and ``__iter__`` are wrapped here too, beside the rest).
 - ``keras.src.backend.tensorflow.trainer.TensorFlowTrainer._make_function``: where Keras
   wraps ``train_step``/``test_step`` in ``tf.function(one_step_on_data, jit_compile=...)``.
 - ``TensorFlowTrainer.make_predict_function`` and ``predict_function``: where Keras wraps
@@ -23,17 +29,24 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
+import sys
 
 import keras
 import tensorflow as tf
 from keras.src.backend.tensorflow import trainer as keras_tf_trainer
-from tensorflow.python.data.ops import iterator_ops
+from tensorflow.python.data.ops import dataset_ops, iterator_ops
+from tensorflow.python.eager import lift_to_graph
 from tensorflow.python.eager.polymorphic_function import polymorphic_function
 from tensorflow.python.lib.io import file_io
+from tensorflow.python.util import tf_stack
 
 SUPPORTED = (("2.21", "3.15"),)  # (TensorFlow, Keras) releases whose sources these hooks were read from
 FUNCTION = polymorphic_function.Function
 DATASET_ITERATOR = iterator_ops.OwnedIterator
+DATASET = dataset_ops.DatasetV2
+LIFTED_VARIABLE = polymorphic_function.UnliftedInitializerVariable
+UNLIFTABLE = lift_to_graph.UnliftableError  # a variable's initial value depends on the function's arguments
 KERAS_TRAINER = keras_tf_trainer.TensorFlowTrainer
 FILE_IO = file_io._pywrap_file_io  # noqa: SLF001
 # C++ file calls that write, with how many of their leading arguments are paths
@@ -73,6 +86,63 @@ def on_function_call(handler):
 def on_dataset_next(handler):
     """``handler(iterator, original_next)`` answers every ``next()`` on a dataset iterator; returns an undo."""
     return _wrap(DATASET_ITERATOR, "__next__", lambda original: lambda self: handler(self, original))
+
+
+def on_function_made(handler):
+    """``handler(function)`` after each ``tf.function`` object is made; returns an undo."""
+    def make(original):
+        def init(self, *args, **kwargs):
+            original(self, *args, **kwargs)
+            handler(self)
+        return init
+    return _wrap(FUNCTION, "__init__", make)
+
+
+def on_variable_in_trace(handler):
+    """``handler(frames)`` before each variable a ``tf.function`` creates while it traces; ``frames``:
+    the Python stack, autograph's generated code mapped back to the user's lines. Returns an undo."""
+    def make(original):
+        def init(self, *args, **kwargs):
+            handler(tf_stack.extract_stack())
+            return original(self, *args, **kwargs)
+        return init
+    return _wrap(LIFTED_VARIABLE, "__init__", make)
+
+
+def on_dataset_batch(handler):
+    """``handler(batched, unbatched, batch_size, drop_remainder, caller)`` after each ``batch`` and
+    ``padded_batch`` (``caller``: the frame that called it); returns an undo."""
+    undos = []
+    for name in ("batch", "padded_batch"):
+        def make(original):
+            signature = inspect.signature(original)
+
+            def batch(self, *args, **kwargs):
+                batched = original(self, *args, **kwargs)
+                bound = signature.bind(self, *args, **kwargs)
+                bound.apply_defaults()
+                handler(batched, self, bound.arguments["batch_size"], bound.arguments["drop_remainder"],
+                        sys._getframe(1))  # noqa: SLF001
+                return batched
+            return batch
+        undos.append(_wrap(DATASET, name, make))
+    return lambda: [undo() for undo in undos]
+
+
+def on_dataset_iter(handler):
+    """``handler(iterator, dataset)`` for each iterator made by ``iter(dataset)`` (a ``for`` loop); returns an undo."""
+    def make(original):
+        def iterate(self):
+            iterator = original(self)
+            handler(iterator, self)
+            return iterator
+        return iterate
+    return _wrap(DATASET, "__iter__", make)
+
+
+def dataset_inputs(dataset) -> list:
+    """The datasets ``dataset`` is made from (none for a source)."""
+    return list(dataset._inputs())  # noqa: SLF001
 
 
 def on_keras_step(handler):

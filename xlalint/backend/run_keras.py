@@ -49,11 +49,13 @@ def _one_step_per_epoch(capture, model, step, made, keras_function):
 
     def function(iterator):
         if not hasattr(iterator, "get_next"):  # train_on_batch/test_on_batch: a generator of one batch
-            return capture.call(one_step, (next(iter(iterator)),), {}, key, where)
-        if iterator in stepped:
-            raise StopIteration  # Keras ends the epoch as if the data ran out
-        stepped.add(iterator)
-        return capture.call(one_step, (iterator.get_next(),), {}, key, where)
+            data = next(iter(iterator))
+        else:
+            if iterator in stepped:
+                raise StopIteration  # Keras ends the epoch as if the data ran out
+            stepped.add(iterator)
+            data = iterator.get_next()
+        return capture.call(one_step, (data,), {}, key, where, lambda: one_step(data))
     return function
 
 
@@ -69,7 +71,6 @@ def _predict(capture, model, made, predict_function):
     compiled = len(made) > 1  # Keras's jit decision: one_step_on_data with XLA, inside the plain function
 
     def function(batches):
-        if compiled:  # the first batch of the list, as Keras's one_step_on_data_distributed takes it
-            return capture.call(made[0], (batches[0],), {}, key, where)
-        return capture.call(made[0], (batches,), {}, key, where)
+        data = batches[0] if compiled else batches  # compiled: the first batch, as one_step_on_data takes it
+        return capture.call(made[0], (data,), {}, key, where, lambda: made[0](data))
     return function

@@ -21,7 +21,7 @@ CODE_RANGES = {
     "XLA0xx": "ops and dtypes the compiler has no kernel for",
     "XLA1xx": "shapes: compile-time constants, dynamic sizes, recompilation",
     "XLA2xx": "results that differ under XLA without an error",
-    "XLA3xx": "framework decisions (Keras) that keep XLA off",
+    "XLA3xx": "framework decisions (Keras, TensorFlow) that keep XLA off",
     "XLA4xx": "source and configuration (API names, flags, jit_compile offers)",
     "XLA8xx": "suppression comments",
     "XLA9xx": "disagreements with the compiler found by --verify",

@@ -8,7 +8,10 @@ A rule module defines ``RULE = Rule(...)`` with the hook of its ``stage`` (docs/
 * ``check_text(path, text)``: findings in a shell script or Dockerfile (any stage);
 * ``check_entry(entry)`` (stage "entry"): findings from one traced entry and every graph rule's
   findings on it (offers, --verify disagreements);
-* ``check_run(run)`` (stage "run"): findings once every file of the run is in (suppressions' use).
+* ``check_run(run)`` (stage "run"): findings once every file of the run is in (suppressions' use);
+  under ``xlalint run``, also findings from what the run saw of each captured function
+  (``RunContext.captured``: retraces, partial batches...), made before selection like a graph
+  rule's, so that comments and ``per-file-ignores`` apply to them.
 
 Hooks see every finding, never a filtered list: selection, per-file ignores and suppression
 comments apply once, at the end of the run (``xlalint.selection``).
@@ -20,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from xlalint.files import display_path
 from xlalint.opgraph import OpGraph
 from xlalint.results import Finding, FixOffer
 from xlalint.support import SupportTable
@@ -95,6 +99,12 @@ class RunContext:
     files: tuple[str, ...]  # the Python files whose check ran to the end
     suppressions: Any  # xlalint.suppressions.SuppressionIndex, each comment's use known
     select: tuple[str, ...]  # the codes the run reports
+    # `xlalint run`: each captured function's record (xlalint/backend/run_capture.py): "name", "path",
+    # "line", "jit_compile", "call" ([file, line, function] of its first call), "traces" and
+    # "trace_args" (per trace [[argument, description], ...]), "functions" (tf.function objects of the
+    # definition called) and "made_at", "variables" (user lines of those its first trace made) and
+    # "unliftable" (why TensorFlow could not lift them out), "batches" (partial tf.data batches feeding it)
+    captured: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,7 @@ class Rule:
     check_run: Callable[[RunContext], Iterable[Finding]] | None = None
     disables_xla: bool = False  # its findings say the framework runs the entry without XLA (coverage)
     said_when_off: bool = False  # its findings stand for an entry Keras keeps off XLA (its other findings do not)
+    run_only: bool = False  # only `xlalint run` sees it (RunContext.captured): its examples are scripts to run
 
     def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
                 node: dict | None = None, fixable: bool = False, related: tuple = ()) -> Finding:
@@ -153,6 +164,27 @@ class Rule:
         return Finding(self.code, self.name, self.severity, message, hint, path, line, col, entry,
                        node["type"] if node else None, node["name"] if node else None,
                        self.fix.offer() if fixable and self.fix else None, related=related)
+
+
+def with_keyword(call: Any, name: str, aliases: tuple[str, ...] = ()) -> Any:
+    """A libcst call with ``name=True``, replacing the value of ``name`` or of an alias (renamed to ``name``)."""
+    import libcst as cst
+
+    true = cst.Name("True")
+    keywords = (name, *aliases)
+    args = [a.with_changes(value=true, keyword=cst.Name(name)) if a.keyword and a.keyword.value in keywords
+            else a for a in call.args]
+    if not any(a.keyword and a.keyword.value in keywords for a in call.args):
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(cst.Arg(value=true, keyword=cst.Name(name),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    return call.with_changes(args=args)
+
+
+def captured_site(record: dict) -> tuple[str, int]:
+    """Where a function captured by ``xlalint run`` is reported: its ``def`` (a Keras step: the ``fit`` call)."""
+    return display_path(record["path"]), record["line"]
 
 
 def layer_names(names: set[str]) -> str:

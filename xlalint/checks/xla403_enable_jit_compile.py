@@ -1,7 +1,8 @@
 """XLA403 enable-jit-compile: a tf.function with no XLA blocker runs without XLA.
 
 An entry rule: offered for each traced tf.function without ``jit_compile=True``, without an
-error-severity finding of any rule (whatever ``--select`` shows), and that ``--verify`` did not
+error-severity finding of any rule (whatever ``--select`` shows), whose variables TensorFlow could
+lift out of it (``xlalint run`` sees that; XLA304), and that ``--verify`` did not
 see fail or return other values under XLA. The fix (unsafe: XLA changes numerics slightly) adds
 ``jit_compile=True`` to the ``tf.function`` decorator of the ``def`` at the line.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from xlalint.checks.base import EntryContext, Fix, NodeEdit, Rule
+from xlalint.checks.base import EntryContext, Fix, NodeEdit, Rule, with_keyword
 from xlalint.files import display_path
 
 
@@ -18,7 +19,8 @@ def check_entry(entry: EntryContext):
     """The question users forget to ask is whether XLA is on at all."""
     record = entry.record
     verify = record.get("verify")
-    if record["kind"] != "tf.function" or record.get("jit_compile") is True or entry.blocked or (
+    if record["kind"] != "tf.function" or record.get("jit_compile") is True or entry.blocked or record.get(
+            "unliftable") or (
             verify and (not verify["compiled"] or verify["allclose"] is False)):
         return
     name = record["name"]
@@ -36,16 +38,7 @@ def _is_tf_function(expr: cst.BaseExpression) -> bool:
 
 def _with_jit_keyword(call: cst.Call) -> cst.Call:
     """The call with ``jit_compile=True`` (replacing a jit_compile or experimental_compile value)."""
-    true = cst.Name("True")
-    keywords = ("jit_compile", "experimental_compile")
-    args = [a.with_changes(value=true, keyword=cst.Name("jit_compile")) if a.keyword and a.keyword.value in keywords
-            else a for a in call.args]
-    if not any(a.keyword and a.keyword.value in keywords for a in call.args):
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        args.append(cst.Arg(value=true, keyword=cst.Name("jit_compile"),
-                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-    return call.with_changes(args=args)
+    return with_keyword(call, "jit_compile", ("experimental_compile",))
 
 
 def _enable_jit(fn: cst.FunctionDef, ancestors: tuple) -> cst.FunctionDef | None:
