@@ -2,11 +2,15 @@
 
 ``python run_truth.py OUT.json DIR NAME:ARG,ARG ...`` imports TensorFlow once, then runs each
 script ``DIR/NAME.py`` with its arguments as ``__main__`` in a forked child working in ``DIR``,
-and writes per script: whether it ended cleanly, and where it failed (the exception type, the
-compiler's op and node, the innermost line of DIR's files the compiler names, and the script's line
-the traceback names).
+and writes per script: whether it ended cleanly, where it failed (the exception type and message,
+the compiler's op and node, the innermost line of DIR's files the compiler names, and the script's
+line the traceback names), and how often it printed each ``tracing NAME`` line (Python in a
+tf.function runs only while it traces).
 """
 
+import collections
+import contextlib
+import io
 import json
 import os
 import re
@@ -35,8 +39,8 @@ def _outcome(script: str, error: BaseException | None) -> dict:
                    for m in _FRAME.finditer(created.split("tf2xla conversion failed")[0])
                    if os.path.dirname(os.path.realpath(m["file"])) == folder]  # the op's own line comes last
     raised = [f.lineno for f in traceback.extract_tb(error.__traceback__) if os.path.basename(f.filename) == name]
-    return {"ok": False, "type": type(error).__name__, "op": found and found["op"], "node": found and found["node"],
-            "compiler_file": compiler_at[-1][0] if compiler_at else None,
+    return {"ok": False, "type": type(error).__name__, "message": message[:500], "op": found and found["op"],
+            "node": found and found["node"], "compiler_file": compiler_at[-1][0] if compiler_at else None,
             "compiler_line": compiler_at[-1][1] if compiler_at else None,
             "raised_line": raised[-1] if raised else None}
 
@@ -47,12 +51,16 @@ def _run(script: str, args: list[str], out: str) -> None:
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(script))
     error = None
+    printed = io.StringIO()
     try:
-        runpy.run_path(script, run_name="__main__")
+        with contextlib.redirect_stdout(printed):
+            runpy.run_path(script, run_name="__main__")
     except BaseException as caught:  # noqa: BLE001 - the script's failure is the answer
         error = caught
+    traced = collections.Counter(line.split()[1] for line in printed.getvalue().splitlines()
+                                 if line.startswith("tracing "))
     with open(out, "w") as handle:
-        json.dump(_outcome(script, error), handle)
+        json.dump({**_outcome(script, error), "traced": traced}, handle)
 
 
 def main(out: str, folder: str, scenarios: list[str]) -> None:
