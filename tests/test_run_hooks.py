@@ -110,3 +110,42 @@ def test_keras_shows_the_predict_step_it_compiles_and_takes_its_function(support
     else:
         assert seen[0] == [("one_step_on_data_distributed", None)]
     assert seen[1:] == [["tuple"], ["EagerTensor"], ["EagerTensor"]]  # predict_on_batch: ((x,),); predict: [x] twice
+
+
+def test_functions_made_and_variables_of_a_first_trace_are_seen(supported):
+    made, variables = [], []
+    undos = [run_hooks.on_function_made(made.append), run_hooks.on_variable_in_trace(variables.append)]
+    try:
+        class Sum(tf.Module):
+            def __init__(self):
+                self.total = None
+
+            @tf.function(jit_compile=True)
+            def add(self, x):
+                if self.total is None:
+                    self.total = tf.Variable(x)  # from the argument: TensorFlow cannot lift it out
+                return self.total
+
+        running = Sum()  # a method's tf.function holds its instance weakly
+        with pytest.raises(run_hooks.UNLIFTABLE):
+            running.add.get_concrete_function(tf.ones([2]))
+    finally:
+        [undo() for undo in undos]
+    assert made and run_hooks.python_function(made[0]).__name__ == "add"
+    [frames] = variables  # mapped back through autograph to this file's line
+    assert any(f.filename == __file__ and "tf.Variable(x)" in open(__file__).read().splitlines()[f.lineno - 1]
+               for f in frames)
+
+
+def test_dataset_batches_and_their_loops_are_seen(supported):
+    batches, loops = [], []
+    undos = [run_hooks.on_dataset_batch(lambda *seen: batches.append(seen[2:4])),
+             run_hooks.on_dataset_iter(lambda iterator, dataset: loops.append(dataset))]
+    try:
+        dataset = tf.data.Dataset.range(10).batch(4).prefetch(1)
+        assert [len(x) for x in dataset] == [4, 4, 2]
+    finally:
+        [undo() for undo in undos]
+    assert batches == [(4, False)] and loops == [dataset]
+    [batched] = run_hooks.dataset_inputs(dataset)
+    assert batched.element_spec.shape.as_list() == [None] and len(run_hooks.dataset_inputs(batched)) == 1

@@ -65,8 +65,9 @@ def _describe(value) -> str:
 
 def _arguments(function, args, kwargs) -> list[list[str]]:
     """``[[name, description], ...]`` of a call's arguments, named as the Python function names them."""
+    bound: list[tuple[str, object]]
     try:
-        bound = inspect.signature(run_hooks.python_function(function)).bind(*args, **kwargs).arguments.items()
+        bound = list(inspect.signature(run_hooks.python_function(function)).bind(*args, **kwargs).arguments.items())
     except (TypeError, ValueError):  # a signature inspect cannot read, or arguments it does not take
         bound = [*((f"argument {i}", a) for i, a in enumerate(args)), *kwargs.items()]
     return [[name, repr(tf.nest.map_structure(_describe, value))] for name, value in bound]
@@ -142,11 +143,10 @@ class Capture:
         site = user_site(1)
         arguments = _arguments(function, args, kwargs)
         signature = repr(arguments)
-        concrete = self._concrete.get((key, signature))
-        traced = concrete is None
+        traced = (key, signature) not in self._concrete
         if traced:
-            concrete = self._trace(function, args, kwargs, key, where, site, arguments)
-            self._concrete[(key, signature)] = concrete
+            self._concrete[(key, signature)] = self._trace(function, args, kwargs, key, where, site, arguments)
+        concrete = self._concrete[(key, signature)]
         record = self._by_key[key]
         self.since_new = 0 if traced and record["traces"] <= HELD_TRACES else self.since_new + 1
         self._note(record, function, args, kwargs, counted)
