@@ -114,7 +114,7 @@ def test_keras_shows_the_predict_step_it_compiles_and_takes_its_function(support
 
 def test_functions_made_and_variables_of_a_first_trace_are_seen(supported):
     made, variables = [], []
-    undos = [run_hooks.on_function_made(made.append), run_hooks.on_variable_in_trace(variables.append)]
+    undos = [run_hooks.on_function_made(made.append), run_hooks.on_variable_in_trace(lambda *seen: variables.append(seen))]
     try:
         class Sum(tf.Module):
             def __init__(self):
@@ -132,7 +132,8 @@ def test_functions_made_and_variables_of_a_first_trace_are_seen(supported):
     finally:
         [undo() for undo in undos]
     assert made and run_hooks.python_function(made[0]).__name__ == "add"
-    [frames] = variables  # mapped back through autograph to this file's line
+    [(frames, initial_value)] = variables  # mapped back through autograph to this file's line
+    assert initial_value.name == "x:0"
     assert any(f.filename == __file__ and "tf.Variable(x)" in open(__file__).read().splitlines()[f.lineno - 1]
                for f in frames)
 

@@ -10,9 +10,11 @@ class RunningSum(tf.Module):
     @tf.function(jit_compile=True)
     def __call__(self, x):
         if self.total is None:
+            self.calls = tf.Variable(0)  # lifted out: its initial value is a constant
             self.total = tf.Variable(x)  # expect: XLA304
         else:
             self.total.assign_add(x)
+        self.calls.assign_add(1)
         return self.total.read_value()
 
 

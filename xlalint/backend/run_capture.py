@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import time
 import weakref
 
@@ -73,6 +74,18 @@ def _arguments(function, args, kwargs) -> list[list[str]]:
     return [[name, repr(tf.nest.map_structure(_describe, value))] for name, value in bound]
 
 
+def _variable_lines(made: list[tuple], unliftable: str | None) -> list[list]:
+    """The user lines that made variables, each once: first the one whose initial value TensorFlow
+    could not lift (its error names the tensor), where there is one."""
+    failed = re.search(r"lift tensor <tf\.Tensor '([^']+)'", unliftable or "")
+    ordered = sorted(made, key=lambda item: not (failed and item[1] == failed.group(1)))
+    lines: list[list] = []
+    for line, _ in ordered:
+        if line not in lines:
+            lines.append(line)
+    return lines
+
+
 def fake_outputs(structure):
     """Zeros of each output tensor's dtype and shape (an unknown dimension is 1); other values as they are."""
     def fake(value):
@@ -96,7 +109,7 @@ class Capture:
         self.batches = Batches()
         self._objects: dict = {}  # key -> WeakSet of the tf.function objects called for it
         self._made_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tf.function -> user frame
-        self._variables: list[list] = []  # the user line of each variable made in a first trace
+        self._variables: list[tuple] = []  # (user line, initial value's name) of each variable made in a first trace
         self._running = False  # a first step is running: calls inside it are its own
         self.records: list[dict] = []
         self._by_key: dict = {}  # code object (or Keras label) -> record
@@ -118,10 +131,10 @@ class Capture:
         if site:
             self._made_at[function] = [os.path.realpath(site[0][0]), *site[0][1:]]
 
-    def _on_variable(self, frames) -> None:
+    def _on_variable(self, frames, initial_value) -> None:
         mine = user_frames(frames)
         if mine:
-            self._variables.append(mine[-1])
+            self._variables.append((mine[-1], initial_value.name if tf.is_symbolic_tensor(initial_value) else None))
 
     def _on_call(self, function, original, args, kwargs):
         if not tf.executing_eagerly() or self._running:  # inside a trace or a first step: part of its caller
@@ -205,7 +218,7 @@ class Capture:
             self.saved()
             raise
         finally:
-            record["variables"] = self._variables[made:]
+            record["variables"] = _variable_lines(self._variables[made:], record["unliftable"])
         specs = [s for s in tf.nest.flatten(concrete.structured_input_signature, expand_composites=True)
                  if isinstance(s, tf.TensorSpec)]
         record["signature"] = [spec_json(s) for s in specs]

@@ -99,11 +99,11 @@ def on_function_made(handler):
 
 
 def on_variable_in_trace(handler):
-    """``handler(frames)`` before each variable a ``tf.function`` creates while it traces; ``frames``:
-    the Python stack, autograph's generated code mapped back to the user's lines. Returns an undo."""
+    """``handler(frames, initial_value)`` before each variable a ``tf.function`` creates while it traces;
+    ``frames``: the Python stack, autograph's generated code mapped back to the user's lines. Returns an undo."""
     def make(original):
         def init(self, *args, **kwargs):
-            handler(tf_stack.extract_stack())
+            handler(tf_stack.extract_stack(), kwargs.get("initial_value", args[0] if args else None))
             return original(self, *args, **kwargs)
         return init
     return _wrap(LIFTED_VARIABLE, "__init__", make)
