@@ -10,6 +10,8 @@ from xlalint.report import EMITTERS
 from xlalint.run_command import _parser, split_command
 from xlalint.run_report import defined_tf_functions, run_report
 from xlalint.run_scratch import make_scratch, remove_scratch
+from xlalint.entry_findings import NO_GRAPH
+from xlalint.fixes import Guard, fix_files
 from xlalint.settings import Options
 
 
@@ -125,3 +127,60 @@ def test_the_runs_of_listed_commands_make_one_report():
     assert [(r["command"], r["stopped"]) for r in json.loads(EMITTERS["json"](report))["runs"]] == [
         ("train.py", "ended"), ("train.py --debug", "captured"), ("train.py --debug --epochs 2", "captured")]
     assert "run of `train.py --debug` stopped: the script captured" in EMITTERS["text"](report)
+
+
+RUN_RULES_SCRIPT = '''import tensorflow as tf
+
+
+@tf.function(jit_compile=True)
+def step(x, lr):
+    return x * lr
+
+
+def make(values):
+    return tf.data.Dataset.from_tensor_slices(values).batch(64)
+
+
+@tf.function(jit_compile=True)
+def grow(x):  # xlalint: ignore[XLA109]
+    return x
+'''
+
+
+def _captured(tmp_path, name: str, line: int, **seen) -> dict:
+    """A record as the run's capture writes it (xlalint/backend/run_capture.py), with what the run saw."""
+    path = str(tmp_path / "s.py")
+    return {"name": name, "line": line, "kind": "tf.function", "jit_compile": True, "error": None,
+            "graph": NO_GRAPH, "signature": [{"dtype": "float32", "shape": [64, 8]}], "path": path,
+            "call": [path, 20, "main"], "traces": 1, "calls": 1, "trace_args": [], "functions": 1, "made_at": [],
+            "batches": [], "variables": [], "unliftable": None, **seen}
+
+
+def test_the_run_rules_on_what_a_run_saw(tmp_path, monkeypatch):
+    """XLA108/109/110/304 from recorded captures: places, verdicts, suppression comments, the fix."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text(RUN_RULES_SCRIPT)
+    path = str(tmp_path / "s.py")
+    trace_args = [[["x", "'float32[64,8]'"], ["lr", repr(lr)]] for lr in (0.1, 0.05, 0.025, 0.0125)]
+    records = [
+        _captured(tmp_path, "step", 5, traces=4, trace_args=trace_args, functions=3, made_at=[[path, 21, "main"]],
+                  batches=[{"site": [path, 10, "make"], "batch_size": 64, "size": 1000, "left": 40,
+                            "relaxed": [{"dtype": "float32", "shape": [None, 8]}]}],
+                  variables=[[path, 6, "step"]], unliftable="Unable to lift tensor <tf.Tensor 'x:0' ...>"),
+        _captured(tmp_path, "grow", 14, traces=5, trace_args=[[["x", f"'float32[{n}]'"]] for n in range(5)]),
+    ]
+    result = {"tensorflow": "2.21.0", "records": records, "calls": 9, "redirected": [], "refused": [],
+              "stop": {"kind": "ended", "reason": "the script ended", "where": None}}
+    report = run_report(result, "s.py", Options(device="cpu"))
+    found = {(f.code, f.line, f.entry) for f in report.findings if f.code.startswith(("XLA1", "XLA3"))}
+    assert found == {("XLA108", 10, "step"), ("XLA109", 5, "step"), ("XLA110", 5, "step"), ("XLA304", 6, "step")}
+    said = {f.code: f.message for f in report.findings}
+    assert "a new value of `lr` (0.1, 0.05, 0.025, ...)" in said["XLA109"] and "traced 4 times" in said["XLA109"]
+    assert "1000 elements in batches of 64 leave 40" in said["XLA108"] and "(float32[None,8])" in said["XLA108"]
+    assert {e.name: e.verdict for e in report.entries} == {"step": "incompatible", "grow": "compatible"}
+    [batch] = [f for f in report.findings if f.code == "XLA108"]
+    assert batch.fix.safety == "unsafe" and batch.related[0].line == 5
+    outcomes = fix_files([batch], unsafe=True, write=True, guard=Guard(roots=[str(tmp_path)], sources=report.sources))
+    assert [len(o.fixed) for o in outcomes] == [1]
+    assert (tmp_path / "s.py").read_text().splitlines()[9] == \
+        "    return tf.data.Dataset.from_tensor_slices(values).batch(64, drop_remainder=True)"

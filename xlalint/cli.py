@@ -66,12 +66,7 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--static", action="store_true",
                         help="fast mode for pre-commit: find blockers by API name with libcst; never imports "
                         "TensorFlow or runs your code (fewer findings than the full analysis)")
-    parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
-    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
-    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
-    parser.add_argument("--fix-outside", action="store_true",
-                        help="with --fix or --diff: also edit files outside the given paths (e.g. a helper "
-                        "module a checked file imports, or the target of a symbolic link)")
+    add_fix_flags(parser, "the given paths")
     parser.add_argument("--no-cache", action="store_true", help="trace every file again")
     parser.add_argument("--clear-cache", action="store_true",
                         help="delete the cached results, then check the PATHs given, if any")
@@ -83,6 +78,16 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"xlalint {VERSION}")
     settings.add_flags(parser.add_argument_group("settings", "each also a [tool.xlalint] key where one is named"))
     return parser
+
+
+def add_fix_flags(parser: argparse.ArgumentParser, where: str) -> None:
+    """``--fix``, ``--unsafe-fixes``, ``--diff`` and ``--fix-outside`` (of ``where``: the files it may edit)."""
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    parser.add_argument("--fix-outside", action="store_true",
+                        help=f"with --fix or --diff: also edit files outside {where} (e.g. a helper module a "
+                        "checked file imports, or the target of a symbolic link)")
 
 
 def _cache_directory(args) -> str:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from xlalint import settings
 from xlalint.baseline import BaselineError, read_baseline, with_fingerprints
-from xlalint.cli import EXIT_FINDINGS, EXIT_OK, Interrupted, _baseline, _exit_code, _Parser, _signals_interrupt
+from xlalint.cli import (EXIT_FINDINGS, EXIT_OK, Interrupted, _baseline, _exit_code, _fix, _Parser, _signals_interrupt,
+                         add_fix_flags)
 from xlalint.config import Config, ConfigError, find_config, load_config
 from xlalint.coverage import below
 from xlalint.files import read_source
@@ -48,6 +49,7 @@ def _parser() -> _Parser:
     parser.add_argument("--patience", type=COUNT.from_text, default=DEFAULT_PATIENCE, metavar="N",
                         help="stop once the captured functions were called N times each with nothing new "
                         f"traced (default: {DEFAULT_PATIENCE})")
+    add_fix_flags(parser, "the working directory and the script's folder")
     parser.add_argument("--write-baseline", metavar="FILE", help="record this run's findings in FILE")
     parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
@@ -165,6 +167,10 @@ def main(argv: list[str]) -> int:
         _baseline(report, args, options.baseline, known)
     except BaselineError as error:
         parser.error(str(error))
+    if args.diff or args.fix:
+        report.sources = {path: digest for each in reports for path, digest in each.sources.items()}
+        roots = [os.getcwd(), *{os.path.dirname(os.path.abspath(file)) for file, *_ in commands}]
+        return _fix(report, args, roots, options.strict)
     print(EMITTERS[args.format](report))
     failure = below(report, options.min_coverage) if options.min_coverage else None
     if failure:

@@ -9,6 +9,7 @@ the ``tf.function``s the script defines that the run never reached.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from dataclasses import replace
 
@@ -56,6 +57,12 @@ def _with_call(finding, call: Related | None):
     return replace(finding, related=finding.related + (call,))
 
 
+def _digest(path: str) -> str:
+    """The SHA-256 of the file a fix would edit, as the report saw it (a fix refuses a file changed since)."""
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
 def _run_rule_findings(report: Report, records: list[dict], suppressions: SuppressionIndex,
                        options: Options) -> list[Produced]:
     """The run rules' findings on what the run saw of each captured function, counted for its entry."""
@@ -94,6 +101,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     produced = [replace(p, finding=_with_call(p.finding, calls.get(p.finding.entry))) for p in produced]
     produced += map(Produced, source_findings(os.path.abspath(script), options))
     report.findings = in_cells(one_per_place(select(report, produced, options, suppressions)))
+    report.sources = {os.path.abspath(f.path): _digest(f.path) for f in report.findings if f.fix}
     reached = {(r["path"], r["line"]) for r in records}
     for name, line in defined_tf_functions(script):
         if (os.path.realpath(script), line) not in reached:
