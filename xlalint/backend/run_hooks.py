@@ -141,8 +141,11 @@ def on_dataset_iter(handler):
 
 
 def dataset_inputs(dataset) -> list:
-    """The datasets ``dataset`` is made from (none for a source)."""
-    return list(dataset._inputs())  # noqa: SLF001
+    """The datasets ``dataset`` is made from (none for a source, or for a kind that does not say)."""
+    try:
+        return list(dataset._inputs())  # noqa: SLF001
+    except (AttributeError, NotImplementedError):
+        return []
 
 
 def on_keras_step(handler):
