@@ -144,6 +144,16 @@ def make(values):
 @tf.function(jit_compile=True)
 def grow(x):  # xlalint: ignore[XLA109]
     return x
+
+
+@tf.function
+def plain(x):
+    return x
+
+
+@tf.function
+def lazy(x):
+    return x
 '''
 
 
@@ -168,6 +178,8 @@ def test_the_run_rules_on_what_a_run_saw(tmp_path, monkeypatch):
                             "relaxed": [{"dtype": "float32", "shape": [None, 8]}]}],
                   variables=[[path, 6, "step"]], unliftable="Unable to lift tensor <tf.Tensor 'x:0' ...>"),
         _captured(tmp_path, "grow", 14, traces=5, trace_args=[[["x", f"'float32[{n}]'"]] for n in range(5)]),
+        _captured(tmp_path, "plain", 19, jit_compile=None),
+        _captured(tmp_path, "lazy", 24, jit_compile=None, unliftable="Unable to lift tensor <tf.Tensor 'x:0' ...>"),
     ]
     result = {"tensorflow": "2.21.0", "records": records, "calls": 9, "redirected": [], "refused": [],
               "stop": {"kind": "ended", "reason": "the script ended", "where": None}}
@@ -177,7 +189,9 @@ def test_the_run_rules_on_what_a_run_saw(tmp_path, monkeypatch):
     said = {f.code: f.message for f in report.findings}
     assert "a new value of `lr` (0.1, 0.05, 0.025, ...)" in said["XLA109"] and "traced 4 times" in said["XLA109"]
     assert "1000 elements in batches of 64 leave 40" in said["XLA108"] and "(float32[None,8])" in said["XLA108"]
-    assert {e.name: e.verdict for e in report.entries} == {"step": "incompatible", "grow": "compatible"}
+    assert {e.name: e.verdict for e in report.entries} == {"step": "incompatible", "grow": "compatible",
+                                                           "plain": "compatible", "lazy": "compatible"}
+    assert [f.entry for f in report.findings if f.code == "XLA403"] == ["plain"]  # lazy's variable refuses XLA
     [batch] = [f for f in report.findings if f.code == "XLA108"]
     assert batch.fix.safety == "unsafe" and batch.related[0].line == 5
     outcomes = fix_files([batch], unsafe=True, write=True, guard=Guard(roots=[str(tmp_path)], sources=report.sources))
