@@ -1,11 +1,12 @@
 """Run scenario scripts for real, bounded, with XLA doing the real compile: the truth for `xlalint run`.
 
-``python run_truth.py OUT.json DIR NAME:ARG,ARG ...`` imports TensorFlow once, then runs each
+``python run_truth.py OUT.json DIR [--builds] NAME:ARG,ARG ...`` imports TensorFlow once, then runs each
 script ``DIR/NAME.py`` with its arguments as ``__main__`` in a forked child working in ``DIR``,
 and writes per script: whether it ended cleanly, where it failed (the exception type and message,
 the compiler's op and node, the innermost line of DIR's files the compiler names, and the script's
 line the traceback names), and how often it printed each ``tracing NAME`` line (Python in a
-tf.function runs only while it traces).
+tf.function runs only while it traces); with ``--builds``, also how many executables XLA built
+(TensorFlow's profiler counts them).
 """
 
 import collections
@@ -45,25 +46,31 @@ def _outcome(script: str, error: BaseException | None) -> dict:
             "raised_line": raised[-1] if raised else None}
 
 
-def _run(script: str, args: list[str], out: str) -> None:
+def _run(script: str, args: list[str], out: str, builds: bool) -> None:
     socket.setdefaulttimeout(10)
     signal.alarm(LIMIT_S)
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(script))
     error = None
     printed = io.StringIO()
+    counted = contextlib.nullcontext({"count": None})
+    if builds:  # xlalint's own count, from PYTHONPATH
+        from xlalint.backend.verify import _compilations
+        counted = _compilations("CPU")
     try:
-        with contextlib.redirect_stdout(printed):
+        with counted as built, contextlib.redirect_stdout(printed):
             runpy.run_path(script, run_name="__main__")
     except BaseException as caught:  # noqa: BLE001 - the script's failure is the answer
         error = caught
     traced = collections.Counter(line.split()[1] for line in printed.getvalue().splitlines()
                                  if line.startswith("tracing "))
     with open(out, "w") as handle:
-        json.dump({**_outcome(script, error), "traced": traced}, handle)
+        json.dump({**_outcome(script, error), "traced": traced, "xla_builds": built["count"]}, handle)
 
 
 def main(out: str, folder: str, scenarios: list[str]) -> None:
+    builds = scenarios[:1] == ["--builds"]
+    scenarios = scenarios[builds:]
     os.chdir(folder)
     results = {}
     for scenario in scenarios:
@@ -72,7 +79,7 @@ def main(out: str, folder: str, scenarios: list[str]) -> None:
         pid = os.fork()
         if pid == 0:
             try:
-                _run(os.path.join(folder, f"{name}.py"), args.split(",") if args else [], part)
+                _run(os.path.join(folder, f"{name}.py"), args.split(",") if args else [], part, builds)
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.tf  # each run imports TensorFlow in its own process
 
 RUN_RULES = sorted(code for code, rule in RULES.items() if rule.run_only)
 SCENARIO = "needs_real_values"
+FIT = "fit_partial_batch"  # XLA108 under Keras fit
 # the function each example prints "tracing NAME" for
 TRACED = {"XLA108": "train_step", "XLA109": "encode", "XLA110": "update"}
 
@@ -39,14 +40,17 @@ def runs(tmp_path_factory):
     for code in RUN_RULES:
         for kind in ("bad", "good"):
             shutil.copy(REPO / "rules" / code / f"{kind}.py", folder / f"{code}_{kind}.py")
-    shutil.copy(TESTS / "data" / "run" / f"{SCENARIO}.py", folder)
+    for name in (SCENARIO, FIT):
+        shutil.copy(TESTS / "data" / "run" / f"{name}.py", folder)
     truth_file = folder / "truth.json"
-    scripts = [f"{code}_{kind}" for code in RUN_RULES for kind in ("bad", "good")] + [SCENARIO]
-    truth = subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(folder), *scripts],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    scripts = [f"{code}_{kind}" for code in RUN_RULES for kind in ("bad", "good")] + [SCENARIO, FIT]
+    truth = subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(folder), "--builds",
+                              *scripts], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
     started = {code: _xlalint_run(folder, f"{code}_bad.py") for code in RUN_RULES}
     started["fake"] = _xlalint_run(folder, f"{SCENARIO}.py")
     started["first_step"] = _xlalint_run(folder, f"{SCENARIO}.py", "--first-step")
+    started[FIT] = _xlalint_run(folder, f"{FIT}.py")
     reports = {}
     try:
         for name, process in started.items():
@@ -68,11 +72,13 @@ def test_each_run_rule_is_reported_at_its_marked_line(runs, code):
 
 
 @pytest.mark.parametrize("code", sorted(TRACED))
-def test_the_real_program_traces_again_where_the_rule_says(runs, code):
+def test_the_real_program_traces_and_compiles_again_where_the_rule_says(runs, code):
     truth = runs[0]
     name = TRACED[code]
     assert truth[f"{code}_bad"]["ok"] and truth[f"{code}_good"]["ok"], truth
     assert truth[f"{code}_bad"]["traced"][name] >= 2 and truth[f"{code}_good"]["traced"][name] == 1, truth
+    assert truth[f"{code}_bad"]["xla_builds"] == truth[f"{code}_bad"]["traced"][name], truth  # one per trace
+    assert truth[f"{code}_good"]["xla_builds"] == 1, truth
     [finding] = [f for f in runs[1][code]["findings"] if f["code"] == code]
     if code != "XLA108":  # the run stops the loop early: the partial batch is foreseen, not seen
         assert f"{truth[f'{code}_bad']['traced'][name]}" in finding["message"], (finding, truth)
@@ -100,6 +106,14 @@ def test_the_partial_batch_is_fixed_by_drop_remainder(runs):
     line = finding["line"] - 1
     assert fixed and new.decode().splitlines()[line].split("#")[0].rstrip() == \
         (REPO / "rules" / "XLA108" / "good.py").read_text().splitlines()[line]
+
+
+def test_a_partial_batch_under_keras_fit(runs):
+    truth, report = runs[0][FIT], runs[1][FIT]
+    assert truth["ok"] and truth["xla_builds"] == 2, truth  # the full batches, then the last one
+    [finding] = [f for f in report["findings"] if f["code"] == "XLA108"]
+    assert finding["line"] == 12 and finding["entry"] == "Sequential.train_step", finding
+    assert "(float32[None,8], float32[None])" in finding["message"]
 
 
 def test_the_function_made_per_iteration_names_where_it_is_made(runs):

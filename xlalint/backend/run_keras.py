@@ -55,6 +55,7 @@ def _one_step_per_epoch(capture, model, step, made, keras_function):
                 raise StopIteration  # Keras ends the epoch as if the data ran out
             stepped.add(iterator)
             data = iterator.get_next()
+            capture.batches.gave(iterator, data)
         return capture.call(one_step, (data,), {}, key, where, lambda: one_step(data))
     return function
 
