@@ -1,11 +1,10 @@
 """XLA108 partial-last-batch: a dataset batched without ``drop_remainder=True`` feeds a compiled function.
 
-A run rule (``xlalint run`` only): the run ties each ``for`` loop's elements to the
-``batch``/``padded_batch`` of its dataset (and each batch Keras' ``fit`` takes). When that batch
-keeps a smaller last batch (the
-dataset's size is not a multiple of the batch size, or is not known) and its elements reach a
-``jit_compile=True`` function, the last batch's new shape makes TensorFlow trace and XLA compile
-the function again (tensorflow#81896). Reported at the ``batch`` call; the fix (unsafe: each epoch
+A run rule (``xlalint run`` only): the run ties each ``for`` loop's elements (and each batch
+Keras' ``fit`` takes) to the ``batch``/``padded_batch`` of its dataset. When that batch keeps a
+smaller last batch (the dataset's size is not a multiple of the batch size, or is not known) and
+its elements reach a ``jit_compile=True`` function, the last batch's new shape makes TensorFlow
+trace and XLA compile the function again (tensorflow#81896). Reported at the ``batch`` call; the fix (unsafe: each epoch
 then drops the last examples) adds ``drop_remainder=True`` there.
 """
 
