@@ -28,6 +28,10 @@ def _usage_error(done, message: str) -> None:
     (["--max-memory", "8G"], "argument --max-memory: '8G' is not a number of MB (0: no limit)"),
     (["--max-memory", "-1"], "argument --max-memory: '-1' is not a number of MB (0: no limit)"),
     (["--cache-max-mb", "1.5"], "argument --cache-max-mb: '1.5' is not a number of MB (0: no limit)"),
+    (["--shard", "0/3"], "argument --shard: '0/3' is not K/N: shard K of N, 1 <= K <= N (e.g. 2/4)"),
+    (["--shard", "4/3"], "argument --shard: '4/3' is not K/N: shard K of N, 1 <= K <= N (e.g. 2/4)"),
+    (["--shard", "2"], "argument --shard: '2' is not K/N: shard K of N, 1 <= K <= N (e.g. 2/4)"),
+    (["--shard", "1/0"], "argument --shard: '1/0' is not K/N: shard K of N, 1 <= K <= N (e.g. 2/4)"),
     (["--verify=m.py"], "argument --verify: invalid choice: 'm.py' (choose from 'auto', 'cpu', 'gpu')"),
 ])
 def test_bad_flag_values_are_one_line_usage_errors(tmp_path, flags, message):

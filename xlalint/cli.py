@@ -51,7 +51,8 @@ def _check_parser() -> argparse.ArgumentParser:
         prog="xlalint",
         description="Find what keeps TensorFlow code from compiling under XLA, with the line to change.",
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table; `xlalint run SCRIPT "
-        "[ARGS ...]` runs a training script up to its compiled steps and checks them there. "
+        "[ARGS ...]` runs a training script up to its compiled steps and checks them there; `xlalint merge "
+        "REPORT ...` joins the JSON reports of --shard runs. "
         "Settings can live in pyproject.toml under [tool.xlalint]; flags override them. "
         "Exit codes: 0 nothing blocks XLA, 1 error findings or files that could not be checked (with "
         "--strict also entries that could not be traced and files without entry points), 2 usage error "
@@ -140,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         return _ops_main(argv[1:])
     if argv and argv[0] == "doctor" and not os.path.exists("doctor"):
         return _doctor_main(argv[1:])
+    if argv and argv[0] == "merge" and not os.path.exists("merge"):
+        return _merge_main(argv[1:])
     if argv and argv[0] == "run" and not os.path.exists("run"):
         from xlalint.run_command import main as run_main
 
@@ -257,6 +260,36 @@ def _fix(report, args, paths: list[str], strict: bool) -> int:
         note += f"; {hidden} more with --unsafe-fixes"
     print(f"xlalint: {note}", file=sys.stderr)
     return _exit_code(report, strict)
+
+
+def _merge_main(argv: list[str]) -> int:
+    from xlalint.merge import MergeError, merge
+
+    parser = _Parser(prog="xlalint merge", description="Join the JSON reports of a run's shards (--shard K/N "
+                     "--format json) into the report one run over every file gives.",
+                     epilog="Exit codes as for `xlalint`: 0 nothing blocks XLA, 1 error findings or files "
+                     "that could not be checked, 2 usage error or reports that cannot be merged.")
+    parser.add_argument("reports", nargs="+", metavar="REPORT", help="every shard's JSON report, once each")
+    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    settings.add_flags(parser.add_argument_group("settings", "as for `xlalint`"), ("min_coverage", "strict"), ())
+    args = parser.parse_args(argv)
+    try:
+        report = merge(args.reports)
+    except MergeError as error:
+        parser.error(str(error))
+    text = EMITTERS[args.format](report)
+    if args.output:
+        try:
+            Path(args.output).write_text(text + "\n", encoding="utf-8")
+        except OSError as error:
+            parser.error(f"{args.output}: cannot write it: {error.strerror or error}")
+    else:
+        print(text)
+    failure = below(report, args.min_coverage) if args.min_coverage else None
+    if failure:
+        print(f"xlalint: {failure}", file=sys.stderr)
+    return max(_exit_code(report, bool(args.strict)), EXIT_FINDINGS if failure else EXIT_OK)
 
 
 def _ops_main(argv: list[str]) -> int:

@@ -27,6 +27,7 @@ from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.saved_graphs import save_entry
 from xlalint.selection import PENDING, Produced, select
 from xlalint.settings import Options
+from xlalint.shards import BEFORE_TRACE, OWN, TEXT, ShardRun
 from xlalint.source.api_table import load_table
 from xlalint.sourcemap import Location
 from xlalint.static_fallback import untraced
@@ -46,6 +47,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     """Check ``paths``; per-file problems become ``report.errors``, never exceptions."""
     report = Report(device=options.device)
     files, report.errors = collect_files(paths, options.excluded)
+    files = ShardRun.start(report, files, options.shard, options.root)
     _record_sources(report.sources, files)
     explicit = set() if options.skip_untraceable else (
         {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
@@ -53,7 +55,7 @@ def analyze(paths: list[str], options: Options) -> Report:
     produced: list[Produced] = []
     for path in files:
         if is_env_file(path) and not path.endswith(".py"):
-            produced += map(Produced, scan_text(path, display_path(path)))
+            produced += _from(report, path, map(Produced, scan_text(path, display_path(path))), TEXT)
             continue
         if is_saved_model(path):
             requests.append({"path": path, "saved_model": True, "targets": [], "discover": True})
@@ -67,19 +69,29 @@ def analyze(paths: list[str], options: Options) -> Report:
                              "discover": path not in options.only_named,
                              "verify": {"device": None if options.verify == "auto" else options.verify}
                              if options.verify else None})
+    if report.shard:
+        report.shard.errors(report.errors, BEFORE_TRACE)
     results = _results(report, requests, options) if requests else {}
     support = load_support(report.tensorflow) if report.tensorflow else None  # only a file with an error has none
     for request in requests:
         traced = file_findings(report, results[request["path"]], support, options, request["path"] in explicit)
-        produced += traced
+        produced += _from(report, request["path"], traced)
         if not request.get("saved_model"):
-            produced += map(Produced, source_findings(request["path"], options, results[request["path"]]["entries"],
-                                                      tuple(p.finding for p in traced)))
+            produced += _from(report, request["path"], map(Produced, source_findings(
+                request["path"], options, results[request["path"]]["entries"], tuple(p.finding for p in traced))))
     checked = [r["path"] for r in requests if not results[r["path"]]["error"] and not r.get("saved_model")]
     report.findings = in_cells(one_per_place(select(report, produced, options, SuppressionIndex(), checked)))
     report.entries = in_cells(report.entries)
     _record_sources(report.sources, (f.path for f in report.findings))
     return report
+
+
+def _from(report: Report, path: str, produced, phase: int = OWN) -> list[Produced]:
+    """``produced`` by checking ``path``, which a shard's report remembers (xlalint.shards)."""
+    produced = list(produced)
+    if report.shard:
+        report.shard.produced((p.finding for p in produced), path, phase)
+    return produced
 
 
 def _results(report: Report, requests: list[Request], options: Options) -> dict:
@@ -145,6 +157,7 @@ def static_report(paths: list[str], options: Options) -> Report:
     """``--static``: the source pass alone, with the same selection, ignores and suppressions."""
     report = Report(device=options.device, tensorflow=load_table()["tensorflow"])
     files, report.errors = collect_files(paths, options.excluded)
+    files = ShardRun.start(report, files, options.shard, options.root)
     _record_sources(report.sources, files)
     report.auto_jit = auto_jit_sites(files)
     produced: list[Produced] = []

@@ -9,6 +9,7 @@ from xlalint.wire import VerifyRecord
 
 if TYPE_CHECKING:
     from xlalint.baseline import BaselineOutcome
+    from xlalint.shards import ShardRun
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -79,6 +80,14 @@ class Finding:
     def to_json(self) -> dict:
         return {**asdict(self), "entries": list(self.all_entries), "related": [r.to_json() for r in self.related]}
 
+    @classmethod
+    def from_json(cls, data: dict) -> Finding:
+        """The finding ``to_json`` wrote."""
+        entries = tuple(data["entries"])
+        return cls(**{**data, "fix": FixOffer(**data["fix"]) if data["fix"] else None,
+                      "entries": () if entries == (data["entry"],) else entries,
+                      "related": tuple(Related(**r) for r in data["related"])})
+
 
 def place(path: str, line: int, cell: dict | None = None, col: int | None = None) -> str:
     """``path:line[:col]``; in a notebook ``path:cell N:line[:col]``, the line counted in the cell."""
@@ -86,12 +95,17 @@ def place(path: str, line: int, cell: dict | None = None, col: int | None = None
     return where if col is None else f"{where}:{col}"
 
 
+def place_key(f: Finding) -> tuple:
+    """What makes findings one: the same code and message (which names the op where it matters) at one place."""
+    return f.code, f.path, f.line, f.col, f.message
+
+
 def one_per_place(findings: list[Finding]) -> list[Finding]:
     """Findings of several entries at the same place with the same message merged into the first,
     which then names every entry (in the order they were checked)."""
     merged: dict[tuple, Finding] = {}
     for f in findings:
-        key = (f.code, f.path, f.line, f.col, f.message)  # the message names the op where it matters
+        key = place_key(f)
         first = merged.get(key)
         if first is None:
             merged[key] = f
@@ -160,6 +174,7 @@ class Report:
     baseline: "BaselineOutcome | None" = None  # with --baseline: what the baseline hid and what went away
     run: dict | None = None  # `xlalint run`: the script, where and why its run stopped, what it wrote
     runs: list[dict] = field(default_factory=list)  # `xlalint run` of listed commands: a `run` each, with its command
+    shard: "ShardRun | None" = None  # with --shard: which shard, and each result's place in the whole run
 
     @property
     def ok(self) -> bool:

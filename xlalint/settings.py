@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from xlalint.cache import DEFAULT_MAX_MB
+from xlalint.shards import Shard, parse_shard
 from xlalint.specs import SpecError, parse_spec
 
 DEVICES = ("cpu", "gpu", "tpu")  # target XLA devices (tpu: approximate tables)
@@ -120,6 +121,7 @@ CODES = Kind("a list of strings", _strings, list,
 CODES_PER_GLOB = _table_of(Kind("a list of strings", _strings, lambda codes: [c.upper() for c in codes]),
                            "a table of glob = [codes]")
 RUN_COMMANDS = Kind('a list of "SCRIPT ARGS..." or "-m MODULE ARGS..."', _strings, _run_commands)
+SHARD = Kind("K/N: shard K of N, 1 <= K <= N (e.g. 2/4)", lambda v: isinstance(v, Shard), parse=parse_shard)
 SPECS_PER_TARGET = _table_of(Kind("a list of strings", _strings, _specs), 'a table of "file.py::name" = [specs]')
 
 
@@ -140,6 +142,13 @@ class Setting:
         notes = [f"default: {self.default}"] if self.default not in (None, False) else []
         notes += [f"[tool.xlalint] {self.key}"] if self.key and with_key else []
         return f"{self.help} ({'; '.join(notes)})" if notes else self.help
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def _choices(name: str, choices: tuple[str, ...], default: str | None, help: str, key: str | None,
@@ -172,7 +181,10 @@ SETTINGS = (
     _choices("verify", VERIFY_DEVICES, None, "also compile and run each entry with and without XLA (on the GPU "
              "when there is one, else the CPU; or the device given) and report agreement, numerics, compile "
              "time, step time, memory; a value that is no device is a PATH", None, const="auto"),
-    Setting("jobs", COUNT, 1, "trace files in N worker processes at once", None, ("--jobs", "-j"), "N"),
+    Setting("jobs", COUNT, usable_cores(), "trace files in N worker processes at once; by default one per CPU core "
+            "this process may run on", "jobs", ("--jobs", "-j"), "N"),
+    Setting("shard", SHARD, None, "check only shard K of N of the files (split by a hash of each path; "
+            "`xlalint merge` joins the shards' JSON reports: docs/ci.md)", None, ("--shard",), "K/N"),
     Setting("cache_dir", TEXT, None, "where results of unchanged files are kept (default: "
             "~/.cache/xlalint/results)", None, ("--cache-dir",), "DIR"),
     Setting("cache_max_mb", MEGABYTES, DEFAULT_MAX_MB, "size of the result cache; least recently used results "
@@ -261,6 +273,7 @@ class Options:
     cache_dir: str | None = _default("cache_dir")  # where per-file results are cached; None: no cache
     cache_max_mb: int = _default("cache_max_mb")  # least recently used results go beyond this; 0: no limit
     jobs: int = _default("jobs")  # tracing workers run in parallel
+    shard: Shard | None = _default("shard")  # check only this shard's files
     mode: str = _default("mode")  # per entry, as its program runs it; "jit": as if jit_compile=True; "autocluster": forced
     baseline: str | None = _default("baseline")  # report only findings not recorded in this file
     min_coverage: float = _default("min_coverage")  # percent of ops under XLA below which the run fails

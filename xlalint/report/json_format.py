@@ -23,6 +23,7 @@ def emit(report: Report) -> str:
             "baseline": report.baseline.to_json() if report.baseline else None,
             **({"run": report.run} if report.run else {}),
             **({"runs": report.runs} if report.runs else {}),
+            **({"shard": report.shard.block(report)} if report.shard else {}),
         },
         indent=2,
     )

@@ -130,4 +130,6 @@ def emit(report: Report) -> str:
         # its missing results do not mean the code is clean.
         "invocations": [{"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}],
     }
+    if report.shard:  # its own category: code scanning keeps each shard's results apart
+        run["automationDetails"] = {"id": f"xlalint/{report.shard.shard.name}/"}
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
