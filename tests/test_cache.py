@@ -174,3 +174,22 @@ def test_clear_cache_removes_entries_only(tmp_path):
     done = run_without_tf("--clear-cache", "--cache-dir", str(cache.directory))
     assert done.returncode == 0 and "removed 1 cached file(s)" in done.stderr
     assert sorted(p.name for p in cache.directory.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("machine", [
+    {"build_tag": lambda: "darwin-arm64-tensorflow-macos"},
+    {"build_tag": lambda: "linux-x86_64-tensorflow"},  # the CUDA build, not tensorflow-cpu
+    {"VERSION": "0.0.1"},
+    {"installed_version": lambda dist: "9.9.9"},  # another Keras
+])
+def test_a_cache_from_another_machine_is_read_only_by_an_identical_one(tmp_path, monkeypatch, machine):
+    """CI restores the cache directory on other runners: only a machine that traces alike may use it."""
+    import xlalint.cache
+
+    written, request, result = _stored(tmp_path)
+    written.put(request, result)
+    assert ResultCache(written.directory, "2.21.0").get(request) == result  # the same machine, a later run
+    assert ResultCache(written.directory, "2.20.0").get(request) is None  # another TensorFlow
+    for name, value in machine.items():
+        monkeypatch.setattr(xlalint.cache, name, value)
+    assert ResultCache(written.directory, "2.21.0").get(request) is None

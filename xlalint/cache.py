@@ -1,7 +1,10 @@
 """Per-file result cache: an unchanged file is answered without starting TensorFlow.
 
-A result is stored under a key made of the request (file, targets, options), the
-file's content, and the xlalint, TensorFlow and Python versions. It also records
+A result is stored under a key made of the request (the file's absolute path,
+targets, options), the file's content, the xlalint, graph format, TensorFlow, Keras
+and Python versions, and the machine's system, processor and TensorFlow
+distribution (``build_tag``): a cache restored on another machine (CI) answers
+only what that machine would trace alike, and is a miss elsewhere. It also records
 the content hash of every file the worker reports as read while tracing it
 (``deps``); a later lookup is a hit only if all of them are unchanged (a dep that
 is gone, or appeared, is a change), so an edit to any imported project module or
@@ -29,7 +32,7 @@ from pathlib import Path
 
 from xlalint.version import VERSION
 from xlalint.files import file_digest
-from xlalint.support import installed_version
+from xlalint.support import build_tag, installed_version
 from xlalint.wire import FORMAT, FileResult, Request
 
 DEFAULT_MAX_MB = 512
@@ -100,7 +103,7 @@ class ResultCache:
         self.directory = Path(directory)
         self.salt = {"xlalint": VERSION, "graph": FORMAT, "tensorflow": tensorflow,
                      "keras": installed_version("keras"), "tf_keras": installed_version("tf-keras"),
-                     "python": sys.version.split()[0]}
+                     "python": sys.version.split()[0], "build": build_tag()}
         self.max_bytes = max_mb * 2**20  # 0: no limit
         self._held: int | None = None  # bytes in the directory, counted at the first write
         self._asked: dict[str, float] = {}  # path -> when it was looked up (before its trace)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from pathlib import Path
 DATA = Path(__file__).parent / "data"
 APPROXIMATE_DEVICES = frozenset({"tpu"})
 _TPU_UNSUPPORTED_DTYPES = frozenset({"complex128"})
+TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tensorflow-intel", "tf-nightly")
 
 
 def cache_dir() -> Path:
@@ -107,16 +109,21 @@ def installed_version(dist: str) -> str | None:
 
 def installed_tensorflow() -> str | None:
     """The installed TensorFlow's version, read from package metadata (no import)."""
-    versions = map(installed_version, ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tensorflow-intel",
-                                       "tf-nightly"))
-    return next((version for version in versions if version), None)
+    return next((version for version in map(installed_version, TF_DISTRIBUTIONS) if version), None)
+
+
+def build_tag() -> str:
+    """What besides versions makes traces and kernel tables differ between machines: the system, the
+    processor and the TensorFlow distribution installed, e.g. ``linux-x86_64-tensorflow-cpu``."""
+    distribution = next((d for d in TF_DISTRIBUTIONS if installed_version(d)), "no-tensorflow")
+    return f"{sys.platform}-{platform.machine().lower() or 'unknown'}-{distribution}"
 
 
 @lru_cache(maxsize=None)
 def load_support(tensorflow: str | None) -> SupportTable:
     """The table for ``tensorflow`` (a version string); falls back to the newest shipped one."""
     shipped = DATA / f"support_tf{tensorflow}.json"
-    cached = cache_dir() / f"support_tf{tensorflow}.json"
+    cached = cache_dir() / f"support_tf{tensorflow}-{build_tag()}.json"  # ~/.cache may travel between machines
     if shipped.exists():
         path, source = shipped, "shipped"
     elif tensorflow and (cached.exists() or _generate(cached)):
