@@ -38,7 +38,7 @@ def test_coverage_of_traced_entries_matches_the_hand_count(tmp_path):
 
 @pytest.mark.tf
 def test_progress_lines_in_a_log_and_quiet(tmp_path):
-    done = run_xlalint("fixtures/coverage/model.py", "fixtures/multi_blocker.py", "--no-cache")
+    done = run_xlalint("fixtures/coverage/model.py", "fixtures/multi_blocker.py", "--no-cache", "--jobs", "1")
     lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
     assert [re.sub(r" \d+\.\d s$", " T s", line) for line in lines] == \
         ["[1/2] fixtures/coverage/model.py T s", "[2/2] fixtures/multi_blocker.py T s"], done.stderr

@@ -79,7 +79,9 @@ def test_action_step_on_a_pull_request(tmp_path):
     assert done.returncode == 0, done.stderr
     assert summary.read_text() == EXPECTED_SUMMARY
     assert dict(line.split("=", 1) for line in outputs.read_text().splitlines()) == {
-        "exit-code": "1", "sarif": "xlalint.sarif", "sarif-complete": "true", "coverage": "37.5"}
+        "exit-code": "1", "sarif": "xlalint.sarif", "sarif-complete": "true", "category": "xlalint",
+        "json": "xlalint.json", "coverage": "37.5"}
+    assert json.loads((repo / "xlalint.json").read_text())["coverage"]["percent"] == 37.5
     assert [line.split("::")[1].split(",title")[0] for line in done.stdout.splitlines()] == \
         ["notice file=model.py,line=12,col=1", "error file=model.py,line=19,col=5"]
     assert "[1/1] model.py" in done.stderr and "util.py" not in done.stderr + done.stdout
@@ -109,3 +111,29 @@ def test_action_step_with_no_python_change(tmp_path):
     assert done.returncode == 0, done.stderr
     assert summary.read_text().endswith("No Python file changed in this pull request.\n")
     assert outputs.read_text() == "exit-code=0\nsarif-complete=false\n"
+
+
+def test_action_step_as_one_shard_of_a_matrix(tmp_path):
+    """``shard: K/N``: the shard's files only, reports named after it, its own code scanning category."""
+    from xlalint.shards import Shard
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    names = [f"broken_{i}.py" for i in range(6)]
+    for name in names:  # refused before tracing: no TensorFlow needed
+        (repo / name).write_text("import tensorflow as tf\ndef f(:\n")
+    mine = [n for n in names if Shard(2, 3).holds(str(repo / n), str(repo))]
+    outputs = tmp_path / "outputs.txt"
+    command, inputs = _step_env(yaml.safe_load((REPO / "action.yml").read_text()), {"paths": ".", "shard": "2/3"})
+    env = {**os.environ, **inputs, "GITHUB_OUTPUT": str(outputs), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(["bash", "-c", command.replace("python ", f"{sys.executable} ", 1)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert dict(line.split("=", 1) for line in outputs.read_text().splitlines()) == {
+        "exit-code": "2", "sarif": "xlalint-shard-2-of-3.sarif", "sarif-complete": "false",
+        "category": "xlalint/shard-2-of-3", "json": "xlalint-shard-2-of-3.json", "coverage": ""}
+    report = json.loads((repo / "xlalint-shard-2-of-3.json").read_text())
+    assert sorted(e["path"] for e in report["errors"]) == mine and 0 < len(mine) < len(names)
+    assert (report["shard"]["index"], report["shard"]["count"]) == (2, 3)
+    sarif = json.loads((repo / "xlalint-shard-2-of-3.sarif").read_text())
+    assert sarif["runs"][0]["automationDetails"] == {"id": "xlalint/shard-2-of-3/"}

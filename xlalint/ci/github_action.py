@@ -2,8 +2,11 @@
 
 Inputs come as ``INPUT_*`` environment variables (set by action.yml). xlalint runs three times on
 the same paths, each with one output format; the second and third runs read the result cache.
+With ``shard: K/N`` (a job of a matrix) each run checks that shard's files, and the reports are
+named after it, for ``xlalint merge`` in a later job (docs/ci.md).
 Outputs (``$GITHUB_OUTPUT``): ``exit-code`` (the gate, for the action's last step), ``sarif``,
-``sarif-complete`` (upload only a complete run) and ``coverage`` (percent of ops under XLA).
+``sarif-complete`` (upload only a complete run), ``category`` (code scanning's, per shard), ``json``
+(the JSON report) and ``coverage`` (percent of ops under XLA).
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ import subprocess
 import sys
 from collections import Counter
 
-SARIF = "xlalint.sarif"
-
-
 def _input(name: str) -> str:
     return os.environ.get(f"INPUT_{name.upper().replace('-', '_')}", "").strip()
+
+
+def _name() -> str:
+    """``xlalint``, or ``xlalint/shard-K-of-N`` for a shard: the reports' names and the SARIF category."""
+    shard = _input("shard")
+    return f"xlalint/shard-{shard.replace('/', '-of-')}" if shard else "xlalint"
 
 
 def changed_python_files() -> list[str] | None:
@@ -36,7 +42,8 @@ def changed_python_files() -> list[str] | None:
 
 def _options() -> list[str]:
     options = []
-    for name, flag in (("device", "--device"), ("baseline", "--baseline"), ("min-coverage", "--min-coverage")):
+    for name, flag in (("device", "--device"), ("baseline", "--baseline"), ("min-coverage", "--min-coverage"),
+                       ("shard", "--shard")):
         if _input(name):
             options += [flag, _input(name)]
     return options
@@ -102,21 +109,27 @@ def main() -> int:
         _append("GITHUB_OUTPUT", "exit-code=0\nsarif-complete=false\n")
         return 0
     paths = paths or ["."]
+    name = _name()
+    sarif_file, json_file = (f"{name.replace('/', '-')}.{ext}" for ext in ("sarif", "json"))
     sarif = _xlalint("sarif", paths, changed, quiet=False)  # traces: progress lines go to the log
     sys.stderr.write(sarif.stderr)
-    with open(SARIF, "w", encoding="utf-8") as out:
+    with open(sarif_file, "w", encoding="utf-8") as out:
         out.write(sarif.stdout)
     complete = bool(sarif.stdout.strip()) and \
         json.loads(sarif.stdout)["runs"][0]["invocations"][0]["executionSuccessful"]
     annotations = _xlalint("github", paths, changed)
     print(annotations.stdout, end="")
     sys.stderr.write(annotations.stderr)
-    report = json.loads(_xlalint("json", paths, changed).stdout or "null")
+    text = _xlalint("json", paths, changed).stdout
+    with open(json_file, "w", encoding="utf-8") as out:
+        out.write(text)
+    report = json.loads(text or "null")
     if report is not None:
         _append("GITHUB_STEP_SUMMARY", summary(report, _input("min-coverage")))
     coverage = report["coverage"]["percent"] if report else None
-    _append("GITHUB_OUTPUT", f"exit-code={annotations.returncode}\nsarif={SARIF}\n"
-            f"sarif-complete={str(complete).lower()}\ncoverage={'' if coverage is None else coverage}\n")
+    _append("GITHUB_OUTPUT", f"exit-code={annotations.returncode}\nsarif={sarif_file}\n"
+            f"sarif-complete={str(complete).lower()}\ncategory={name}\njson={json_file}\n"
+            f"coverage={'' if coverage is None else coverage}\n")
     return 0  # the action's last step fails with exit-code, after the SARIF upload
 
 
