@@ -1,7 +1,7 @@
 """A directory checked whole and as three shards merged: the same report, byte for byte, in every format.
 
 The directory has what orders a report: a helper module whose blocker is found through another
-file's entry (in another shard), a stale suppression (a run rule), a Dockerfile (a text rule), a
+file's entry (in another shard), a stale suppression (a run rule), a shell script (a text rule), a
 notebook, a file refused before tracing, a file without entry points (an error after tracing) and a
 path that names nothing (every shard reports it). The whole run traces the files and fills a cache;
 the shards read it, as CI shards sharing ``actions/cache`` would.
@@ -26,7 +26,7 @@ LIB = "import tensorflow as tf\n\n\n@tf.function\ndef describe(x):\n    return t
 USER = ("import tensorflow as tf\n\nfrom lib import describe\n\n\n"
         "@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\ndef step(x):\n    return describe(x)\n")
 PATHS = [".", "no_entries.py", "missing.py"]
-FORMATS = ["json", "sarif", "text", "github"]
+FORMATS = ["json", "sarif", "text"]
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,8 @@ def runs(tmp_path_factory) -> dict:
         shutil.copy(REPO / "fixtures" / fixture, target)
     (project / "lib.py").write_text(LIB)
     (project / "user.py").write_text(USER)
+    (project / "scripts").mkdir()
+    (project / "scripts/train.sh").write_text("export TF_XLA_FLAGS=--tf_xla_enable_xla_devices\npython train.py\n")
     (project / "util.py").write_text("def add(a, b):\n    return a + b\n")  # no TensorFlow: skipped
     shutil.copy(REPO / "fixtures/broken/no_entries.py", project / "no_entries.py")
     reports = project.parent / f"{project.name}-reports"
