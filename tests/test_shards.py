@@ -82,6 +82,24 @@ def test_static_shards_merged_equal_one_run(in_repo, capsys, tmp_path):
     assert text == whole_text
 
 
+def test_sarif_shards_merge_into_one_run_with_every_result(in_repo, capsys, tmp_path):
+    whole, code = _run(capsys, "--static", "--format", "sarif", *STATIC_PATHS)
+    for k in (1, 2):
+        out, _ = _run(capsys, "--static", "--format", "sarif", "--shard", f"{k}/2", *STATIC_PATHS)
+        (tmp_path / f"shard{k}.sarif").write_text(out)
+    merged, merged_code = _run(capsys, "merge", "--format", "sarif", str(tmp_path / "shard2.sarif"),
+                               str(tmp_path / "shard1.sarif"))
+    [one], [run] = json.loads(whole)["runs"], json.loads(merged)["runs"]
+    assert set(run) == set(one) and run["tool"] == one["tool"] and merged_code == code
+    assert sorted(map(json.dumps, run["results"])) == sorted(map(json.dumps, one["results"]))
+    assert run["invocations"][0]["executionSuccessful"] is one["invocations"][0]["executionSuccessful"] is False
+    notes = [one["invocations"][0]["toolExecutionNotifications"], run["invocations"][0]["toolExecutionNotifications"]]
+    assert sorted(map(json.dumps, notes[0])) == sorted(map(json.dumps, notes[1]))  # `missing.py` once
+    with pytest.raises(SystemExit):
+        main(["merge", str(tmp_path / "shard1.sarif"), str(tmp_path / "shard2.sarif")])
+    assert "SARIF reports merge into --format sarif only" in capsys.readouterr().err
+
+
 def test_sarif_of_a_shard_has_its_own_category(in_repo, capsys):
     out, _ = _run(capsys, "--static", "--format", "sarif", "--shard", "2/3", *STATIC_PATHS)
     assert json.loads(out)["runs"][0]["automationDetails"] == {"id": "xlalint/shard-2-of-3/"}
@@ -103,11 +121,12 @@ def _shard_report(index: int, count: int) -> dict:
     ([(1, 3), (3, 3)], "shard(s) 2 of 3 missing: their files would be left out"),
     ([(1, 2), (1, 2)], "a.json and b.json are both shard 1"),
     ([(1, 2), (1, 3)], "the reports are shards of different splits (N = 2, 3)"),
-    (["not json"], "a.json: not a JSON report (Expecting value: line 1 column 1 (char 0)); write one with "
-                   "--format json"),
-    ([{"version": "2.1.0", "runs": []}], "a.json: not an xlalint JSON report (SARIF and other formats cannot "
-                                         "be merged: write each shard's report with --format json)"),
-    ([{"xlalint": "0"}], "a.json: not a shard's report: run each shard with --shard K/N --format json"),
+    (["not json"], "a.json: not a JSON or SARIF report (Expecting value: line 1 column 1 (char 0))"),
+    ([[1, 2]], "a.json: not an xlalint report (--format json or sarif)"),
+    ([{"version": "2.1.0", "runs": [{}]}], "a.json: not a shard's report: run each shard with --shard K/N"),
+    ([{"xlalint": "0"}], "a.json: not a shard's report: run each shard with --shard K/N"),
+    ([(1, 2), {"version": "2.1.0", "runs": [{"automationDetails": {"id": "xlalint/shard-2-of-2/"}}]}],
+     "the reports mix JSON and SARIF: give every shard's report in one format"),
     ([(1, 1, {"entries": [{"path": "a.py"}]})], "a report does not have the shape xlalint writes (ValueError: "
                                                 "zip() argument 2 is shorter than argument 1)"),
 ])

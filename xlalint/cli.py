@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "doctor" and not os.path.exists("doctor"):
         return _doctor_main(argv[1:])
     if argv and argv[0] == "merge" and not os.path.exists("merge"):
-        return _merge_main(argv[1:])
+        from xlalint.merge_command import main as merge_main
+
+        return merge_main(argv[1:])
     if argv and argv[0] == "run" and not os.path.exists("run"):
         from xlalint.run_command import main as run_main
 
@@ -260,36 +262,6 @@ def _fix(report, args, paths: list[str], strict: bool) -> int:
         note += f"; {hidden} more with --unsafe-fixes"
     print(f"xlalint: {note}", file=sys.stderr)
     return _exit_code(report, strict)
-
-
-def _merge_main(argv: list[str]) -> int:
-    from xlalint.merge import MergeError, merge
-
-    parser = _Parser(prog="xlalint merge", description="Join the JSON reports of a run's shards (--shard K/N "
-                     "--format json) into the report one run over every file gives.",
-                     epilog="Exit codes as for `xlalint`: 0 nothing blocks XLA, 1 error findings or files "
-                     "that could not be checked, 2 usage error or reports that cannot be merged.")
-    parser.add_argument("reports", nargs="+", metavar="REPORT", help="every shard's JSON report, once each")
-    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    settings.add_flags(parser.add_argument_group("settings", "as for `xlalint`"), ("min_coverage", "strict"), ())
-    args = parser.parse_args(argv)
-    try:
-        report = merge(args.reports)
-    except MergeError as error:
-        parser.error(str(error))
-    text = EMITTERS[args.format](report)
-    if args.output:
-        try:
-            Path(args.output).write_text(text + "\n", encoding="utf-8")
-        except OSError as error:
-            parser.error(f"{args.output}: cannot write it: {error.strerror or error}")
-    else:
-        print(text)
-    failure = below(report, args.min_coverage) if args.min_coverage else None
-    if failure:
-        print(f"xlalint: {failure}", file=sys.stderr)
-    return max(_exit_code(report, bool(args.strict)), EXIT_FINDINGS if failure else EXIT_OK)
 
 
 def _ops_main(argv: list[str]) -> int:

@@ -1,5 +1,7 @@
 """``xlalint merge REPORT...``: the report of a whole run, from the JSON reports of its shards.
 
+(SARIF reports of shards merge too, into SARIF only: xlalint.merge_sarif.)
+
 Each shard's report (``--shard K/N --format json``) records where its entries, findings and errors
 sit in the order a single run reports them (xlalint.shards); merging rebuilds the results, puts them
 back in that order, joins the findings that several shards found at one place, and hands the
@@ -14,6 +16,7 @@ from typing import Any, Callable
 
 from xlalint.baseline import BaselineOutcome
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
+from xlalint.merge_sarif import is_sarif, merged_sarif, sarif_shard
 from xlalint.shards import PATHS
 
 
@@ -22,30 +25,32 @@ class MergeError(ValueError):
 
 
 def read_report(path: str) -> dict:
-    """A shard's JSON report; anything else is a ``MergeError``."""
+    """A shard's report, JSON or SARIF; anything else is a ``MergeError``."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except OSError as error:
         raise MergeError(f"{path}: cannot read it: {error.strerror or error}") from error
     except (ValueError, UnicodeDecodeError) as error:
-        raise MergeError(f"{path}: not a JSON report ({error}); write one with --format json") from error
-    if not isinstance(data, dict) or "xlalint" not in data:
-        raise MergeError(f"{path}: not an xlalint JSON report (SARIF and other formats cannot be merged: "
-                         "write each shard's report with --format json)")
-    if not isinstance(data.get("shard"), dict):
-        raise MergeError(f"{path}: not a shard's report: run each shard with --shard K/N --format json")
+        raise MergeError(f"{path}: not a JSON or SARIF report ({error})") from error
+    if not isinstance(data, dict) or not ("xlalint" in data or is_sarif(data)):
+        raise MergeError(f"{path}: not an xlalint report (--format json or sarif)")
+    if shard_of(data) is None:
+        raise MergeError(f"{path}: not a shard's report: run each shard with --shard K/N")
     return data
 
 
 def _check_complete(reports: dict[str, dict]) -> None:
-    """One report per shard of one run: the same N, each K once, none missing, the same device."""
-    counts = {data["shard"]["count"] for data in reports.values()}
+    """One report per shard of one run, all in one format: the same N, each K once, none missing, the
+    same device."""
+    if len({is_sarif(data) for data in reports.values()}) > 1:
+        raise MergeError("the reports mix JSON and SARIF: give every shard's report in one format")
+    shards = {path: shard_of(data) or (0, 0) for path, data in reports.items()}
+    counts = {count for _, count in shards.values()}
     if len(counts) > 1:
         raise MergeError(f"the reports are shards of different splits (N = {', '.join(map(str, sorted(counts)))})")
     seen: dict[int, str] = {}
-    for path, data in reports.items():
-        index = data["shard"]["index"]
+    for path, (index, _) in shards.items():
         if index in seen:
             raise MergeError(f"{seen[index]} and {path} are both shard {index}")
         seen[index] = path
@@ -54,9 +59,9 @@ def _check_complete(reports: dict[str, dict]) -> None:
     if missing:
         raise MergeError(f"shard(s) {', '.join(map(str, missing))} of {count} missing: their files would be "
                          "left out")
-    devices = {data["device"] for data in reports.values()}
+    devices = {data.get("device") for data in reports.values()}
     if len(devices) > 1:
-        raise MergeError(f"the reports target different devices ({', '.join(sorted(devices))})")
+        raise MergeError(f"the reports target different devices ({', '.join(sorted(map(str, devices)))})")
 
 
 def _in_order(reports: list[dict], field: str, key: str, build: Callable[[Any], Any],
@@ -82,17 +87,27 @@ def _baseline(reports: list[dict]) -> BaselineOutcome | None:
                            fixed)
 
 
-def merge(paths: list[str]) -> Report:
-    """The whole run's ``Report`` from its shards' JSON reports at ``paths``."""
+def merge(paths: list[str]) -> Report | str:
+    """The whole run's ``Report`` from its shards' JSON reports at ``paths``; from SARIF reports, the
+    merged SARIF text."""
     reports = {path: read_report(path) for path in paths}
     try:
         _check_complete(reports)
-        return _merged(sorted(reports.values(), key=lambda data: data["shard"]["index"]))
+        ordered = sorted(reports.values(), key=lambda data: (shard_of(data) or (0, 0))[0])
+        return merged_sarif(ordered) if is_sarif(ordered[0]) else _merged(ordered)
     except MergeError:
         raise
     except (KeyError, TypeError, ValueError) as error:
         raise MergeError(f"a report does not have the shape xlalint writes ({type(error).__name__}: {error})") \
             from error
+
+
+def shard_of(data: dict) -> tuple[int, int] | None:
+    """(K, N) of a shard's report, JSON or SARIF; None for another report."""
+    if is_sarif(data):
+        return sarif_shard(data)
+    shard = data.get("shard")
+    return (shard["index"], shard["count"]) if isinstance(shard, dict) else None
 
 
 def _merged(ordered: list[dict]) -> Report:
