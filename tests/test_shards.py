@@ -63,12 +63,23 @@ def in_repo(monkeypatch):
     monkeypatch.chdir(REPO)
 
 
+def _half_baseline(report: dict, path) -> None:
+    """A baseline recording every other finding of ``report`` and one that went away."""
+    records = [{"fingerprint": f["fingerprint"], "code": f["code"], "path": f["path"], "line": f["line"]}
+               for f in report["findings"][::2]]
+    records.append({"fingerprint": "0" * 32 + ":1", "code": "XLA001", "path": "gone.py", "line": 1})
+    path.write_text(json.dumps({"version": 1, "xlalint": "0", "findings": records}))
+
+
 def test_static_shards_merged_equal_one_run(in_repo, capsys, tmp_path):
-    whole, code = _run(capsys, "--static", "--format", "json", *STATIC_PATHS)
-    whole_text, _ = _run(capsys, "--static", *STATIC_PATHS)
+    plain, _ = _run(capsys, "--static", "--format", "json", *STATIC_PATHS)
+    _half_baseline(json.loads(plain), tmp_path / "baseline.json")
+    flags = ["--static", "--baseline", str(tmp_path / "baseline.json"), *STATIC_PATHS]
+    whole, code = _run(capsys, "--format", "json", *flags)
+    whole_text, _ = _run(capsys, *flags)
     reports, checked = [], []
     for k in (1, 2, 3):
-        out, _ = _run(capsys, "--static", "--format", "json", "--shard", f"{k}/3", *STATIC_PATHS)
+        out, _ = _run(capsys, "--format", "json", "--shard", f"{k}/3", *flags)
         (tmp_path / f"shard{k}.json").write_text(out)
         reports.append(str(tmp_path / f"shard{k}.json"))
         checked.append({e["path"] for e in json.loads(out)["entries"]})
@@ -78,6 +89,7 @@ def test_static_shards_merged_equal_one_run(in_repo, capsys, tmp_path):
     assert merged == whole and merged_code == code
     one_shot = json.loads(whole)
     assert one_shot["coverage"]["auto_clustering"] and one_shot["errors"] and one_shot["findings"]
+    assert one_shot["baseline"]["unchanged"] and [r["path"] for r in one_shot["baseline"]["fixed"]] == ["gone.py"]
     text, _ = _run(capsys, "merge", *reports)
     assert text == whole_text
 
