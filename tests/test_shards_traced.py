@@ -22,9 +22,26 @@ pytestmark = pytest.mark.tf
 FIXTURES = ["discovery/helper_blocker.py", "discovery/helper_called.py", "suppressed/suppressed.py",
             "broken/syntax_error.py", "multi_blocker.py", "autocluster/docker/Dockerfile",
             "autocluster/docker/serve.py", "notebooks/blocker_in_cell3.ipynb", "coverage/model.py"]
-LIB = "import tensorflow as tf\n\n\n@tf.function\ndef describe(x):\n    return tf.strings.as_string(x)\n"
-USER = ("import tensorflow as tf\n\nfrom lib import describe\n\n\n"
-        "@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\ndef step(x):\n    return describe(x)\n")
+LIB = """import tensorflow as tf
+
+
+@tf.function
+def describe(x):
+    return tf.strings.as_string(x)
+
+
+def shout(x):
+    return tf.strings.upper(tf.strings.as_string(x))  # xlalint: ignore[XLA001]
+"""
+USER = """import tensorflow as tf
+
+from lib import describe, shout
+
+
+@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
+def step(x):
+    return describe(x), shout(x)
+"""
 PATHS = [".", "no_entries.py", "missing.py"]
 FORMATS = ["json", "sarif", "text"]
 
@@ -75,3 +92,7 @@ def test_the_report_has_what_orders_it_and_each_shard_its_own_files(runs):
     assert all(files) and sum(map(len, files)) == len(set().union(*files)) == len({e["path"] for e in whole["entries"]})
     shard_of = {path: k for k, paths in enumerate(files) for path in paths}
     assert shard_of["lib.py"] != shard_of["user.py"]  # the helper's finding crosses shards
+    # lib.py's comment is met only by user.py's trace: unused in lib.py's shard, not in the whole run
+    unused = [[(f["path"], f["line"]) for f in json.loads(done.stdout)["findings"] if f["code"] == "XLA801"]
+              for done in [runs["whole"]["json"], runs["shards"][shard_of["lib.py"]]]]
+    assert ("lib.py", 10) not in unused[0] and ("lib.py", 10) in unused[1]

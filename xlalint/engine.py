@@ -80,7 +80,10 @@ def analyze(paths: list[str], options: Options) -> Report:
             produced += _from(report, request["path"], map(Produced, source_findings(
                 request["path"], options, results[request["path"]]["entries"], tuple(p.finding for p in traced))))
     checked = [r["path"] for r in requests if not results[r["path"]]["error"] and not r.get("saved_model")]
-    report.findings = in_cells(one_per_place(select(report, produced, options, SuppressionIndex(), checked)))
+    suppressions = SuppressionIndex()
+    report.findings = in_cells(one_per_place(select(report, produced, options, suppressions, checked)))
+    if report.shard:
+        report.shard.used_comments = [(display_path(path), line) for path, line in suppressions.used()]
     report.entries = in_cells(report.entries)
     _record_sources(report.sources, (f.path for f in report.findings))
     return report

@@ -15,6 +15,7 @@ import json
 from typing import Any, Callable
 
 from xlalint.baseline import BaselineOutcome
+from xlalint.checks.xla801_unused_suppression import RULE as UNUSED_SUPPRESSION
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.merge_sarif import is_sarif, merged_sarif, sarif_shard
 from xlalint.shards import PATHS
@@ -77,6 +78,12 @@ def _in_order(reports: list[dict], field: str, key: str, build: Callable[[Any], 
     return [item for _, item in keyed]
 
 
+def _used_elsewhere_dropped(findings: list[Finding], reports: list[dict]) -> list[Finding]:
+    """The findings less the unused-suppression ones for comments that a finding of another shard met."""
+    used = {tuple(place) for data in reports for place in data["shard"].get("used_comments", [])}
+    return [f for f in findings if not (f.code == UNUSED_SUPPRESSION.code and (f.path, f.line) in used)]
+
+
 def _baseline(reports: list[dict]) -> BaselineOutcome | None:
     """What the baseline hid in any shard, and the recorded findings that no shard found."""
     outcomes = [data["baseline"] for data in reports if data.get("baseline")]
@@ -117,7 +124,8 @@ def _merged(ordered: list[dict]) -> Report:
         device=ordered[0]["device"],
         tensorflow=next((data["tensorflow"] for data in ordered if data["tensorflow"]), None),
         entries=_in_order(shards, "entries", "entries", lambda e: Entry(**e)),
-        findings=one_per_place(_in_order(shards, "findings", "findings", Finding.from_json)),
+        findings=_used_elsewhere_dropped(one_per_place(_in_order(shards, "findings", "findings", Finding.from_json)),
+                                         shards),
         errors=_in_order(shards, "errors", "errors", lambda e: FileError(**e), shared=PATHS),
         interrupted=next((data["interrupted"] for data in ordered if data["interrupted"]), None),
         auto_jit=_in_order(shards, "auto_jit", "auto_jit", str),

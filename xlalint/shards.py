@@ -63,6 +63,9 @@ class ShardRun:
     positions: dict[str, int]  # display path -> the file's position among every file of the run
     origins: dict[tuple, list[int]] = field(default_factory=dict)  # place_key -> [phase, position of its file]
     error_phases: dict[tuple[str, str], int] = field(default_factory=dict)  # (path, message) -> phase
+    # (path, line) of the suppression comments that suppressed something: one in another shard's file is
+    # not unused (XLA801) there when a finding produced here, from a file of this shard, met it
+    used_comments: list[tuple[str, int]] = field(default_factory=list)
 
     @classmethod
     def start(cls, report: Report, files: list[str], shard: Shard | None, root: str) -> list[str]:
@@ -109,4 +112,5 @@ class ShardRun:
                       "auto_jit": [[OWN, self._site_position(site)] for site in report.auto_jit]},
             "unchanged": [f.to_json() for f in unchanged],
             "auto_jit": report.auto_jit,
+            "used_comments": [list(place) for place in self.used_comments],
         }

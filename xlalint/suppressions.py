@@ -98,5 +98,9 @@ class SuppressionIndex:
     def suppressed(self, path: str, line: int, code: str) -> bool:
         return self._get(path).suppress(line, code)
 
+    def used(self) -> list[tuple[str, int]]:
+        """(absolute path, line) of each comment that suppressed something."""
+        return [(path, s.line) for path, found in self._files.items() for s in found.items if s.used]
+
     def unused(self, path: str) -> list[Suppression]:
         return [s for s in self._get(path).items if not s.used]
