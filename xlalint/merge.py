@@ -15,7 +15,7 @@ import json
 from typing import Any, Callable
 
 from xlalint.baseline import BaselineOutcome
-from xlalint.checks.xla801_unused_suppression import RULE as UNUSED_SUPPRESSION
+from xlalint.checks import RULES
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.merge_sarif import is_sarif, merged_sarif, sarif_shard
 from xlalint.shards import PATHS
@@ -79,9 +79,10 @@ def _in_order(reports: list[dict], field: str, key: str, build: Callable[[Any], 
 
 
 def _used_elsewhere_dropped(findings: list[Finding], reports: list[dict]) -> list[Finding]:
-    """The findings less the unused-suppression ones for comments that a finding of another shard met."""
+    """The findings less the run rules' (about suppression comments: XLA801) on comments that a finding of
+    another shard met."""
     used = {tuple(place) for data in reports for place in data["shard"].get("used_comments", [])}
-    return [f for f in findings if not (f.code == UNUSED_SUPPRESSION.code and (f.path, f.line) in used)]
+    return [f for f in findings if not (RULES[f.code].stage == "run" and (f.path, f.line) in used)]
 
 
 def _baseline(reports: list[dict]) -> BaselineOutcome | None:
