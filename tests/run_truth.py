@@ -6,16 +6,21 @@ and writes per script: whether it ended cleanly, where it failed (the exception 
 the compiler's op and node, the innermost line of DIR's files the compiler names, and the script's
 line the traceback names), and how often it printed each ``tracing NAME`` line (Python in a
 tf.function runs only while it traces); with ``--builds``, also how many executables XLA built
-(TensorFlow's profiler counts them).
+(TensorFlow's profiler counts them). A script named ``+NAME`` runs with auto-clustering allowed on
+CPU (``--tf_xla_cpu_global_jit``; the script turns it on) and its outcome also holds ``graphs``:
+the clusters TensorFlow marked in each graph it ran, ``[[node, op, cluster or None], ...]`` (its
+``mark_for_compilation`` dumps).
 """
 
 import collections
 import contextlib
+import glob
 import io
 import json
 import os
 import re
 import runpy
+import shutil
 import signal
 import socket
 import sys
@@ -46,9 +51,25 @@ def _outcome(script: str, error: BaseException | None) -> dict:
             "raised_line": raised[-1] if raised else None}
 
 
-def _run(script: str, args: list[str], out: str, builds: bool) -> None:
+def _clusters(dump: str) -> list:
+    from google.protobuf import text_format
+    from tensorflow.core.framework import graph_pb2
+
+    graphs = []
+    for path in sorted(glob.glob(os.path.join(dump, "mark_for_compilation*.pbtxt"))):
+        if "annotated" not in path:
+            with open(path) as handle:
+                graph = text_format.Parse(handle.read(), graph_pb2.GraphDef())
+            graphs.append([[n.name, n.op, n.attr["_XlaCluster"].s.decode() if "_XlaCluster" in n.attr else None]
+                           for n in graph.node])
+    return graphs
+
+
+def _run(script: str, args: list[str], out: str, builds: bool, dump: str | None) -> None:
     socket.setdefaulttimeout(10)
     signal.alarm(LIMIT_S)
+    if dump:  # read by TensorFlow when it first clusters a graph, after the fork
+        os.environ.update(TF_XLA_FLAGS="--tf_xla_cpu_global_jit --tf_xla_clustering_debug", TF_DUMP_GRAPH_PREFIX=dump)
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(script))
     error = None
@@ -65,7 +86,8 @@ def _run(script: str, args: list[str], out: str, builds: bool) -> None:
     traced = collections.Counter(line.split()[1] for line in printed.getvalue().splitlines()
                                  if line.startswith("tracing "))
     with open(out, "w") as handle:
-        json.dump({**_outcome(script, error), "traced": traced, "xla_builds": built["count"]}, handle)
+        json.dump({**_outcome(script, error), "traced": traced, "xla_builds": built["count"],
+                   **({"graphs": _clusters(dump)} if dump else {})}, handle)
 
 
 def main(out: str, folder: str, scenarios: list[str]) -> None:
@@ -75,14 +97,21 @@ def main(out: str, folder: str, scenarios: list[str]) -> None:
     results = {}
     for scenario in scenarios:
         name, _, args = scenario.partition(":")
+        dump = None
+        if name.startswith("+"):
+            name = name[1:]
+            dump = os.path.join(folder, f".truth-{name}-dumps")
+            os.makedirs(dump)
         part = os.path.join(folder, f".truth-{name}.json")
         pid = os.fork()
         if pid == 0:
             try:
-                _run(os.path.join(folder, f"{name}.py"), args.split(",") if args else [], part, builds)
+                _run(os.path.join(folder, f"{name}.py"), args.split(",") if args else [], part, builds, dump)
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
+        if dump:
+            shutil.rmtree(dump)
         with open(part) as handle:
             results[name] = json.load(handle)
         os.unlink(part)

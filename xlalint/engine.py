@@ -190,7 +190,7 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
     for raw in result["entries"]:
         site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
         if raw["graph"] is None:
-            mode = entry_mode(result["path"], jit_setting(raw, options.device), options.mode, options.device)
+            mode = _mode(result["path"], raw, options)
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
                                         **_keras_fields(raw, options.device), **mode.fields()))
             if raw.get("keras_layers") or raw.get("keras"):  # what Keras decides needs no trace (XLA30x)
@@ -200,7 +200,7 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
-        mode = entry_mode(result["path"], jit_setting(raw, options.device), options.mode, options.device)
+        mode = _mode(result["path"], raw, options)
         findings, verdict, clusters = judge_entry(mode, graph, entry_findings(raw, result["path"], support,
                                                                                _for_rules(options, mode), graph),
                                                   support, options.device, Location(result["path"], raw["line"]))
@@ -209,6 +209,11 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
                                     verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
                                     **_keras_fields(raw, options.device), **mode.fields()))
     return produced
+
+
+def _mode(path: str, raw: EntryRecord, options: Options) -> Mode:
+    """The XLA mode an entry runs in: read from the files, or as its run showed it (``xlalint run``)."""
+    return entry_mode(path, jit_setting(raw, options.device), options.mode, options.device, raw.get("seen_mode"))
 
 
 def _keras_fields(raw: EntryRecord, device: str) -> dict:

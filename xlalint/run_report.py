@@ -13,6 +13,7 @@ import hashlib
 import os
 from dataclasses import replace
 
+from xlalint.autocluster.program import Seen
 from xlalint.checks import RunContext, hooks
 from xlalint.engine import file_findings, source_findings
 from xlalint.files import display_path, read_source
@@ -48,6 +49,19 @@ def defined_tf_functions(path: str) -> list[tuple[str, int]]:
             if any(d in ("tf.function", "function", "tensorflow.function") for d in decorators):
                 found.append((node.name, node.lineno))
     return sorted(found, key=lambda item: item[1])
+
+
+def seen_mode(auto_jit: dict | None) -> Seen:
+    """Auto-clustering as the run showed it when it captured an entry (``Capture._auto_jit`` in the child)."""
+    if auto_jit is None:
+        return Seen(None)
+    if auto_jit["flags"] is not None:
+        source = f"TF_XLA_FLAGS={auto_jit['flags'].strip()} in the run"
+    elif auto_jit["where"]:
+        source = f"set_jit called at {place(display_path(auto_jit['where'][0]), auto_jit['where'][1])} in the run"
+    else:
+        source = "set_jit called in the run"
+    return Seen(source, auto_jit["cpu_global_jit"])
 
 
 def _with_call(finding, call: Related | None):
@@ -89,7 +103,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     support = load_support(report.tensorflow)
     by_file: dict[str, list[EntryRecord]] = {}
     for record in records:
-        by_file.setdefault(record["path"], []).append(record)
+        by_file.setdefault(record["path"], []).append({**record, "seen_mode": seen_mode(record.get("auto_jit"))})
     produced: list[Produced] = []
     for path, entries in by_file.items():
         produced += file_findings(report, file_result(path, entries=entries), support, options, False)

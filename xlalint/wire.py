@@ -7,7 +7,7 @@ a clear message instead of being misread.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 FORMAT = 6  # bump when any record below changes shape (e.g. a new exported attr)
 
@@ -88,6 +88,8 @@ class EntryRecord(TypedDict, total=False):
     keras: dict  # a compiled Keras model: {"requested", "devices": {device: {"jit", "reason", "layer"}}}
     verify: VerifyRecord
     timing: dict  # {"trace_s", "export_s"}
+    resource_devices: list[str]  # xlalint run: the devices of the variables it reads, where more than one
+    seen_mode: Any  # xlalint run: auto-clustering as the run showed it (autocluster.program.Seen)
 
 
 class Target(TypedDict):

@@ -53,6 +53,14 @@ class Site:
 
 
 @dataclass(frozen=True)
+class Seen:
+    """Auto-clustering as a run of the program showed it when it reached an entry."""
+
+    source: str | None  # what turned it on ("set_jit called at train.py:12"); None: it was off
+    cpu_global_jit: bool = False  # TF_XLA_FLAGS held --tf_xla_cpu_global_jit
+
+
+@dataclass(frozen=True)
 class Mode:
     """How the program runs one entry, where that was read, and what xlalint could not tell."""
 
@@ -183,12 +191,17 @@ def program_sites(path: str) -> tuple[list[Site], list[Site]]:
     return applies, others
 
 
-def entry_mode(path: str, jit_compile: bool | None, forced: str, device: str) -> Mode:
-    """The mode the program runs an entry of ``path`` in; ``forced`` is ``--mode`` (auto, jit, autocluster)."""
+def entry_mode(path: str, jit_compile: bool | None, forced: str, device: str, seen: Seen | None = None) -> Mode:
+    """The mode the program runs an entry of ``path`` in; ``forced`` is ``--mode`` (auto, jit, autocluster);
+    ``seen``: what a run of the program showed (``xlalint run``), which the files are not read for."""
     if jit_compile is True:
         return Mode(JIT_COMPILE, "jit_compile=True")
     if forced == "jit":
         return Mode(AS_IF_JIT, "--mode jit")
+    if seen is not None and forced != "autocluster":
+        if not seen.source:
+            return Mode(AS_IF_JIT)
+        return Mode(AUTO_CLUSTERING, seen.source, CPU_NOTE if device == "cpu" and not seen.cpu_global_jit else None)
     environment = environment_site()
     applies, others = program_sites(path)
     global_jit = any(s.cpu_global_jit for s in applies) or bool(

@@ -4,18 +4,23 @@ A call of a user's ``tf.function`` from eager code is traced by TensorFlow itsel
 arguments (``get_concrete_function``: the same trace, variables and all, that the call would
 make), its graph exported, and the call answered with zeros of the outputs' structure, dtypes
 and shapes: nothing is compiled and nothing trains (with ``first_step``: by the call itself, run
-eagerly, without XLA). A ``for`` loop over a dataset ends once a captured function consumed one of
-its elements. The run stops (``RunStop``) once the functions already captured were called again
-``patience`` times with nothing new traced.
+eagerly, without XLA). A ``jit_compile`` function called inside the trace of one without it (the
+step a distribution strategy's ``strategy.run`` calls per replica, say) is compiled on its own by
+the real program: it is captured too, from that trace. A ``for`` loop over a dataset (a distributed
+one too) ends once a captured function consumed one of its elements. The run stops (``RunStop``)
+once the functions already captured were called again ``patience`` times with nothing new traced.
 
 Each record also keeps what only a run shows (the run rules read it): the arguments of each trace
 (``trace_args``), how many ``tf.function`` objects of one definition were called (``functions``,
 with where they were made), the variables its first trace created and whether TensorFlow could
-lift them out (``variables``, ``unliftable``), and the partial batches that fed it.
+lift them out (``variables``, ``unliftable``), the partial batches that fed it, whether
+auto-clustering was on when it was captured (``auto_jit``: ``set_jit`` called, or ``TF_XLA_FLAGS``),
+and the devices of its variables where they are several (``resource_devices``).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -32,6 +37,7 @@ from xlalint.backend.run_batches import Batches
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.run_guard import RunStop, user_site
 from xlalint.backend.trace_errors import tracing_failure
+from xlalint.autocluster.program import AUTO_JIT, CPU_GLOBAL_JIT
 from xlalint.wire import entry_record
 
 
@@ -87,8 +93,11 @@ def _variable_lines(made: list[tuple], unliftable: str | None) -> list[list]:
 
 
 def fake_outputs(structure):
-    """Zeros of each output tensor's dtype and shape (an unknown dimension is 1); other values as they are."""
+    """Zeros of each output tensor's dtype and shape (an unknown dimension is 1), a distributed value's
+    (one per replica) too; other values as they are."""
     def fake(value):
+        if isinstance(value, tf.distribute.DistributedValues):
+            return tf.nest.map_structure(fake, value, expand_composites=True)
         if not isinstance(value, tf.Tensor):
             return value
         if value.dtype in (tf.resource, tf.variant):
@@ -118,6 +127,8 @@ class Capture:
         self.since_new = 0  # of those, since the last new trace
         self.last_site: list | None = None
         self._dataset_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # iterator -> self.calls when it last yielded
+        self._tracing: list[bool] = []  # the jit_compile setting of each function being traced, innermost last
+        self._set_jit_at: list | None = None  # [file, line] of the set_jit call that turned auto-clustering on
 
     def install(self) -> None:
         run_hooks.on_function_call(self._on_call)
@@ -125,6 +136,7 @@ class Capture:
         run_hooks.on_function_made(self._on_made)
         run_hooks.on_variable_in_trace(self._on_variable)
         self.batches.install()
+        self._watch_set_jit()
 
     def _on_made(self, function) -> None:
         site = user_site(1)
@@ -137,7 +149,7 @@ class Capture:
             self._variables.append((mine[-1], initial_value.name if tf.is_symbolic_tensor(initial_value) else None))
 
     def _on_call(self, function, original, args, kwargs):
-        if not tf.executing_eagerly() or self._running:  # inside a trace or a first step: part of its caller
+        if self._running:  # inside a first step: part of its caller
             return original(function, *args, **kwargs)
         python = _code_of(function)
         source = inspect.getsourcefile(python) if inspect.isfunction(python) else None
@@ -145,9 +157,28 @@ class Capture:
             return original(function, *args, **kwargs)
         where = {"path": os.path.realpath(source), "line": _def_line(python, 1),
                  "name": _display_name(python), "kind": "tf.function"}
+        if not tf.executing_eagerly():
+            return self._inside_trace(function, original, args, kwargs, python.__code__, where)
         method = inspect.ismethod(inspect.unwrap(run_hooks.python_function(function)))
         return self.call(function, args, kwargs, python.__code__, where,
                          lambda: original(function, *args, **kwargs), not method)
+
+    def _inside_trace(self, function, original, args, kwargs, key, where: dict):
+        """A call inside a trace is part of its caller's graph; a ``jit_compile`` function called inside
+        one without it is compiled on its own, so it is captured too (already traced by that call)."""
+        jit = run_hooks.jit_compile(function) is True
+        self._tracing.append(jit)
+        try:
+            outputs = original(function, *args, **kwargs)
+        finally:
+            self._tracing.pop()
+        if jit and not any(self._tracing):
+            arguments = _arguments(function, args, kwargs)
+            if (key, repr(arguments)) not in self._concrete:
+                self._concrete[(key, repr(arguments))] = self._trace(function, args, kwargs, key, where,
+                                                                     user_site(1), arguments)
+            self._by_key[key]["calls"] += 1
+        return outputs
 
     def call(self, function, args, kwargs, key, where: dict, run=None, counted: bool = True):
         """Trace ``function`` on these arguments unless that trace is known, then answer with fake outputs
@@ -206,11 +237,12 @@ class Capture:
         path, line = (where["path"], where["line"]) if where["path"] else (call or [None, 1])[:2]
         record = {**entry_record(where["name"], line, where["kind"], run_hooks.jit_compile(function), []),
                   "path": path, "call": call, "traces": 1, "calls": 0, "trace_args": [arguments], "functions": 0,
-                  "made_at": [], "batches": [], "variables": [], "unliftable": None}
+                  "made_at": [], "batches": [], "variables": [], "unliftable": None, "auto_jit": self._auto_jit()}
         self._by_key[key] = record
         self.records.append(record)
         started = time.perf_counter()
         made = len(self._variables)
+        self._tracing.append(record["jit_compile"] is True)
         try:
             concrete = self._first_trace(function, args, kwargs, record)
         except Exception as error:  # the user's trace failed: the real call fails the same way
@@ -218,10 +250,14 @@ class Capture:
             self.saved()
             raise
         finally:
+            self._tracing.pop()
             record["variables"] = _variable_lines(self._variables[made:], record["unliftable"])
         specs = [s for s in tf.nest.flatten(concrete.structured_input_signature, expand_composites=True)
                  if isinstance(s, tf.TensorSpec)]
         record["signature"] = [spec_json(s) for s in specs]
+        devices = sorted({t.device for t in concrete.captured_inputs if t.dtype == tf.resource and t.device})
+        if len(devices) > 1:  # a distribution strategy's variables: one XLA cluster cannot reach them all
+            record["resource_devices"] = devices
         traced = time.perf_counter()
         record["graph"] = export_graph(concrete, len(specs), self.recorder.layer_of)
         record["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
@@ -238,6 +274,28 @@ class Capture:
         except run_hooks.UNLIFTABLE as error:
             record["unliftable"] = str(error).splitlines()[0][:300]
         return function.get_concrete_function(*args, **kwargs)
+
+    def _watch_set_jit(self) -> None:
+        """Remember where the script turned auto-clustering on (``tf.config.optimizer.set_jit``, public)."""
+        real = tf.config.optimizer.set_jit
+
+        @functools.wraps(real)
+        def set_jit(*args, **kwargs):
+            real(*args, **kwargs)
+            site = user_site(1)
+            if tf.config.optimizer.get_jit():
+                self._set_jit_at = [os.path.realpath(site[0][0]), site[0][1]] if site else None
+        tf.config.optimizer.set_jit = set_jit
+
+    def _auto_jit(self) -> dict | None:
+        """Whether auto-clustering is on now, and what turned it on: ``set_jit`` (``where``: its call, when
+        the script's) or ``TF_XLA_FLAGS`` (``flags``); None when it is off."""
+        flags = os.environ.get("TF_XLA_FLAGS", "")
+        on_by_flags = AUTO_JIT.search(flags) is not None
+        if not (tf.config.optimizer.get_jit() or on_by_flags):
+            return None
+        return {"where": None if on_by_flags else self._set_jit_at, "flags": flags if on_by_flags else None,
+                "cpu_global_jit": CPU_GLOBAL_JIT.search(flags) is not None}
 
     def _on_next(self, iterator, original):
         """End a dataset loop once a captured function consumed one of its elements."""

@@ -8,7 +8,8 @@ installed ones. Read from TensorFlow 2.21 and Keras 3.15:
   too: ``__get__`` binds a copy of the same class), with its real arguments.
 - ``Function._jit_compile`` and ``Function._python_function``: the function's XLA setting and
   the plain Python function behind it.
-- ``iterator_ops.OwnedIterator.__next__``: the next element of a ``for x in dataset`` loop.
+- ``iterator_ops.OwnedIterator.__next__``: the next element of a ``for x in dataset`` loop;
+  ``input_lib.DistributedIteratorBase.__next__``: the same over ``experimental_distribute_dataset``.
 - ``Function.__init__``: where each ``tf.function`` object is made.
 - ``polymorphic_function.UnliftedInitializerVariable.__init__``: each variable a ``tf.function``
   creates in its first trace (``tf_stack.extract_stack`` gives the user's line through autograph);
@@ -36,6 +37,7 @@ import keras
 import tensorflow as tf
 from keras.src.backend.tensorflow import trainer as keras_tf_trainer
 from tensorflow.python.data.ops import dataset_ops, iterator_ops
+from tensorflow.python.distribute import input_lib
 from tensorflow.python.eager import lift_to_graph
 from tensorflow.python.eager.polymorphic_function import polymorphic_function
 from tensorflow.python.lib.io import file_io
@@ -43,7 +45,7 @@ from tensorflow.python.util import tf_stack
 
 SUPPORTED = (("2.21", "3.15"),)  # (TensorFlow, Keras) releases whose sources these hooks were read from
 FUNCTION = polymorphic_function.Function
-DATASET_ITERATOR = iterator_ops.OwnedIterator
+DATASET_ITERATORS = (iterator_ops.OwnedIterator, input_lib.DistributedIteratorBase)  # plain, distributed
 DATASET = dataset_ops.DatasetV2
 LIFTED_VARIABLE = polymorphic_function.UnliftedInitializerVariable
 UNLIFTABLE = lift_to_graph.UnliftableError  # a variable's initial value depends on the function's arguments
@@ -84,8 +86,11 @@ def on_function_call(handler):
 
 
 def on_dataset_next(handler):
-    """``handler(iterator, original_next)`` answers every ``next()`` on a dataset iterator; returns an undo."""
-    return _wrap(DATASET_ITERATOR, "__next__", lambda original: lambda self: handler(self, original))
+    """``handler(iterator, original_next)`` answers every ``next()`` on a dataset iterator (a distributed
+    one too); returns an undo."""
+    undos = [_wrap(owner, "__next__", lambda original: lambda self: handler(self, original))
+             for owner in DATASET_ITERATORS]
+    return lambda: [undo() for undo in undos]
 
 
 def on_function_made(handler):

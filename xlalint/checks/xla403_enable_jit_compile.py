@@ -4,7 +4,9 @@ An entry rule: offered for each traced tf.function without ``jit_compile=True``,
 error-severity finding of any rule (whatever ``--select`` shows), whose variables TensorFlow could
 lift out of it (``xlalint run`` sees that; XLA304), and that ``--verify`` did not
 see fail or return other values under XLA. The fix (unsafe: XLA changes numerics slightly) adds
-``jit_compile=True`` to the ``tf.function`` decorator of the ``def`` at the line.
+``jit_compile=True`` to the ``tf.function`` decorator of the ``def`` at the line. Not offered where
+``xlalint run`` saw the function read variables on several devices (a distribution strategy's
+replicas): one XLA cluster runs on one device and cannot reach the others' variables.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from xlalint.files import display_path
 def check_entry(entry: EntryContext):
     """The question users forget to ask is whether XLA is on at all."""
     record = entry.record
+    if record.get("resource_devices"):  # xlalint run: a distribution strategy's variables
+        return
     verify = record.get("verify")
     if record["kind"] != "tf.function" or record.get("jit_compile") is True or entry.blocked or record.get(
             "unliftable") or (
