@@ -17,6 +17,9 @@ import pytest
 
 from helpers import REPO, TESTS
 
+sys.path.insert(0, str(REPO / "bench"))
+from _autocluster_truth import LOWERING_AND_BOOKKEEPING, NOT_COMPARED, normalize  # noqa: E402
+
 pytestmark = pytest.mark.tf  # each run imports TensorFlow in its own process
 
 SCENARIOS = TESTS / "data" / "run"
@@ -35,10 +38,14 @@ RUNS = {
     "train_step_override": (["1"], []),
     "two_file_project": ([], []),  # its layer comes from two_file_layers.py
     "argparse_main": (["--steps", "3"], None),  # run by `xlalint run` only as one of the LISTED commands
+    "mirrored_steps": (["--epochs", "1"], []),
+    "autoclustered": (["--epochs", "1"], []),
 }
 SAME_CALL = {"StringFormat": "PrintV2"}  # tf.print's two ops, reported once as tf.print (XLA001)
 BUDGET_S = {"prepares_forever": "4"}  # else the default
 LISTED = ["downloads.py", "-m argparse_main --units 16 8 --batch-size 16"]  # [tool.xlalint] run, for `xlalint run`
+CLUSTERED = {"autoclustered"}  # the truth also holds the clusters TensorFlow marks
+ENV = {"autoclustered": {"TF_XLA_FLAGS": "--tf_xla_cpu_global_jit"}}  # auto-clustering on CPU, as for the truth
 
 
 def _tree(folder) -> dict[str, str]:
@@ -46,11 +53,11 @@ def _tree(folder) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def _xlalint_run(cwd, *args: str) -> subprocess.Popen:
+def _xlalint_run(cwd, *args: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu", *args],
                             cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +74,13 @@ def runs(tmp_path_factory):
     truth_file = truth_dir / "truth.json"
     before = _tree(run_dir)
     started = [subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(truth_dir),
-                                 *(f"{name}:{','.join(real)}" for name, (real, _) in RUNS.items() if real is not None)],
+                                 *(f"{'+' * (name in CLUSTERED)}{name}:{','.join(real)}"
+                                   for name, (real, _) in RUNS.items() if real is not None)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         runs = {name: _xlalint_run(run_dir, *(["--run-timeout", BUDGET_S[name]] if name in BUDGET_S else []),
-                                   f"{name}.py", *given) for name, (_, given) in RUNS.items() if given is not None}
+                                   f"{name}.py", *given, env=ENV.get(name))
+                for name, (_, given) in RUNS.items() if given is not None}
         runs["listed"] = _xlalint_run(run_dir / "sub")
         started += runs.values()
         reports = {}
@@ -87,7 +96,7 @@ def runs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", [n for n, (real, given) in RUNS.items()
-                                  if real is not None and given is not None and n != "downloads"])
+                                  if real is not None and given is not None and n != "downloads" and n not in CLUSTERED])
 def test_same_verdict_as_the_compiler_at_its_line(runs, name):
     truth, reports = runs[0][name], runs[1][name]
     report, code = reports
@@ -195,3 +204,46 @@ def test_the_listed_run_commands_are_run_from_the_config_files_folder_and_report
     [error] = report["errors"]
     assert error["path"] == "downloads.py" and "get_file" in error["message"]
     assert code == 1 == runs[1]["downloads"][1]  # the worst of the two: the argparse script alone exits 0
+
+
+def test_a_compiled_step_under_a_distribution_strategy_is_captured_inside_strategy_run(runs):
+    report, _ = runs[1]["mirrored_steps"]
+    assert sorted((e["name"], e["jit_compile"], e["verdict"]) for e in report["entries"]) == [
+        ("distributed_test_step", None, "compatible"), ("distributed_train_step", None, "compatible"),
+        ("gradients_of", True, "compatible")]
+    # each epoch's two loops over distributed datasets ended after one step, the fake per-replica losses reduced
+    assert report["run"]["stopped"] == "ended" and report["run"]["calls"] == 3 * 2
+    # the strategy's variables sit on both CPUs: one XLA cluster could not reach them, so no offer
+    assert not [f for f in report["findings"] if f["code"] == "XLA403"]
+
+
+def _line_of(name: str, text: str) -> int:
+    return next(n for n, line in enumerate((SCENARIOS / f"{name}.py").read_text().splitlines(), 1) if text in line)
+
+
+def _clusters(names, cluster_of) -> set:
+    """The clustered ones among ``names``, grouped by cluster."""
+    groups: dict = {}
+    for name in names:
+        if cluster_of(name) is not None:
+            groups.setdefault(cluster_of(name), set()).add(name)
+    return {frozenset(group) for group in groups.values()}
+
+
+def test_an_auto_clustered_run_predicts_the_clusters_tensorflow_marks(runs):
+    truth, (report, code) = runs[0]["autoclustered"], runs[1]["autoclustered"]
+    [entry] = report["entries"]
+    assert truth["ok"] and code == 0 and entry["verdict"] == "runs"
+    assert (entry["xla_mode"], entry["xla_mode_source"]) == (
+        "auto-clustering", f"set_jit called at autoclustered.py:{_line_of('autoclustered', 'set_jit(')} in the run")
+    predicted = entry["autocluster"]
+    cluster_of = {n: i for i, members in enumerate(predicted["clusters"]) for n in members}
+    named = set(cluster_of) | {s["op_name"] for s in predicted["splitters"]}
+    dumps = [{normalize(n): c for n, op, c in graph if op not in NOT_COMPARED | LOWERING_AND_BOOKKEEPING}
+             for graph in truth["graphs"]]
+    marked = max(dumps, key=lambda dump: len(named & set(dump)))  # the step's own graph
+    assert set(marked) <= named and len(marked) > 10  # every op TensorFlow kept, xlalint names
+    assert _clusters(marked, cluster_of.get) == _clusters(marked, marked.get) and len(predicted["clusters"]) == 2
+    [host_call] = [f for f in report["findings"] if f["code"] == "XLA001"]
+    assert (host_call["severity"], host_call["line"], host_call["op_type"]) == (
+        "info", _line_of("autoclustered", "tf.numpy_function"), "PyFunc")

@@ -54,6 +54,18 @@ def test_dataset_loops_are_seen(supported):
     assert len(calls) == 4  # three elements, then the end
 
 
+def test_distributed_dataset_loops_are_seen(supported):
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    calls = []
+    undo = run_hooks.on_dataset_next(lambda iterator, original: calls.append(type(iterator).__name__) or original(iterator))
+    try:
+        batches = [strategy.experimental_local_results(x)[0].shape[0]
+                   for x in strategy.experimental_distribute_dataset(tf.data.Dataset.range(6).batch(3))]
+    finally:
+        undo()
+    assert batches == [3, 3] and calls == ["DistributedIterator"] * 3  # two batches, then the end
+
+
 def test_keras_shows_the_step_function_it_compiles(supported):
     made_for = {}
 

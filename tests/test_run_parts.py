@@ -8,7 +8,8 @@ import pytest
 from helpers import REPO, run_without_tf
 from xlalint.report import EMITTERS
 from xlalint.run_command import _parser, split_command
-from xlalint.run_report import defined_tf_functions, run_report
+from xlalint.autocluster.program import AS_IF_JIT, AUTO_CLUSTERING, CPU_NOTE, entry_mode
+from xlalint.run_report import defined_tf_functions, run_report, seen_mode
 from xlalint.run_scratch import make_scratch, remove_scratch
 from xlalint.entry_findings import NO_GRAPH
 from xlalint.fixes import Guard, fix_files
@@ -198,3 +199,18 @@ def test_the_run_rules_on_what_a_run_saw(tmp_path, monkeypatch):
     assert [len(o.fixed) for o in outcomes] == [1]
     assert (tmp_path / "s.py").read_text().splitlines()[9] == \
         "    return tf.data.Dataset.from_tensor_slices(values).batch(64, drop_remainder=True)"
+
+
+def test_auto_clustering_as_the_run_showed_it_decides_over_the_files(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import tensorflow as tf\nif False:\n    tf.config.optimizer.set_jit(True)\n")
+    assert entry_mode(str(script), None, "auto", "cpu").name == AUTO_CLUSTERING  # read from the file
+    assert entry_mode(str(script), None, "auto", "cpu", seen_mode(None)).name == AS_IF_JIT  # the run: it stayed off
+    by_flags = entry_mode(str(script), None, "auto", "cpu", seen_mode(
+        {"where": None, "flags": " --tf_xla_auto_jit=2 --tf_xla_cpu_global_jit", "cpu_global_jit": True}))
+    assert (by_flags.name, by_flags.source, by_flags.note) == (
+        AUTO_CLUSTERING, "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit in the run", None)
+    by_call = entry_mode(str(script), None, "auto", "cpu", seen_mode(
+        {"where": [str(script), 3], "flags": None, "cpu_global_jit": False}))
+    assert (by_call.name, by_call.note) == (AUTO_CLUSTERING, CPU_NOTE) and by_call.source.endswith("train.py:3 in the run")
+    assert entry_mode(str(script), True, "auto", "cpu", seen_mode(None)).name == "jit_compile"
