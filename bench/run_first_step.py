@@ -1,0 +1,136 @@
+"""`xlalint run` against the same script's own time to the end of its first step, with XLA and without.
+
+    nice -n 10 python bench/run_first_step.py [--repeat N] [--only small|resnet50]
+
+Two training scripts in the shape users write (a custom loop whose ``train_step`` has
+``jit_compile=True``): a small MLP, and ResNet50 (``keras.applications.ResNet50(weights=None)``,
+64x64 images, batch 8). Each script ends after its first step (``float(loss)``: the step really
+ran). Per script, alternating so that all three see the same machine load:
+
+- ``xla``: ``python SCRIPT`` — TensorFlow traces, XLA compiles and runs the step;
+- ``plain``: ``python SCRIPT`` with ``jit_compile=False`` — traced and run without XLA;
+- ``xlalint run``: ``python -m xlalint run --format json --device cpu SCRIPT`` — the step captured,
+  checked and reported, not compiled and not run.
+
+Wall times are process start to exit (TensorFlow's import included on every side). Targets
+(issue 21): ``xlalint run`` at most 1.2x ``plain``, and under half of ``xla`` on ResNet50. The
+phases of the xlalint side (the child's trace and export, from ``--format json``'s run record
+when present) say where its time goes. A report, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from _harness import measure
+
+SCRIPT = '''
+import os
+import sys
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+JIT = os.environ.get("BENCH_JIT", "1") == "1"
+
+
+def model_and_data():
+{model}
+
+
+def main():
+    model, x, y = model_and_data()
+    optimizer = keras.optimizers.SGD(0.01)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function(jit_compile=JIT)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for images, labels in tf.data.Dataset.from_tensor_slices((x, y)).batch({batch}, drop_remainder=True):
+        print("first step loss", float(train_step(images, labels)))
+        sys.exit(0)  # the first step is done
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+MODELS = {
+    "small": ('''    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(64, activation="relu"),
+                              keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+    rng = np.random.default_rng(0)
+    return model, rng.normal(size=(256, 32)).astype("float32"), rng.integers(0, 10, 256).astype("int32")''', 32),
+    "resnet50": ('''    model = keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=10)
+    rng = np.random.default_rng(0)
+    return model, rng.normal(size=(16, 64, 64, 3)).astype("float32"), rng.integers(0, 10, 16).astype("int32")''',
+                 8),
+}
+
+
+def _sides(script: Path) -> dict[str, tuple[list[str], dict]]:
+    python = [sys.executable, str(script)]
+    return {"xla": (python, {"BENCH_JIT": "1"}), "plain": (python, {"BENCH_JIT": "0"}),
+            "xlalint run": ([sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu", "-q",
+                             str(script)], {"BENCH_JIT": "1"})}
+
+
+def _run(command: list[str], env: dict, folder: Path) -> dict:
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        result = measure(command, cwd=folder)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    if result["rc"] not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed ({result['rc']}):\n{result['stderr'][-3000:]}")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=2, help="runs per side (median reported)")
+    parser.add_argument("--only", choices=list(MODELS), help="one script")
+    args = parser.parse_args()
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="xlalint-bench-") as tmp:
+        folder = Path(tmp)
+        for name, (model, batch) in MODELS.items():
+            if args.only and name != args.only:
+                continue
+            script = folder / f"train_{name}.py"
+            script.write_text(SCRIPT.format(model=model, batch=batch))
+            walls: dict[str, list[float]] = {}
+            cpus: dict[str, list[float]] = {}
+            for _ in range(args.repeat):
+                for side, (command, env) in _sides(script).items():
+                    result = _run(command, env, folder)
+                    walls.setdefault(side, []).append(result["wall_s"])
+                    cpus.setdefault(side, []).append(result["cpu_s"])
+            wall = {side: statistics.median(v) for side, v in walls.items()}
+            cpu = {side: statistics.median(v) for side, v in cpus.items()}
+            print(f"\n== {name} (batch {batch}), median of {args.repeat}: time to the end of the first step")
+            print(f"{'':16}{'wall s':>9}{'cpu s':>9}")
+            for side in wall:
+                print(f"{side:16}{wall[side]:9.1f}{cpu[side]:9.1f}")
+            run = wall["xlalint run"]
+            print(f"xlalint run / plain: {run / wall['plain']:.2f}x (target <= 1.2x); "
+                  f"xlalint run / xla: {run / wall['xla']:.2f}x (target < 0.5x on resnet50)")
+
+
+if __name__ == "__main__":
+    main()
