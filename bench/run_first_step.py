@@ -53,8 +53,7 @@ def main():
     def train_step(x, y):
         with tf.GradientTape() as tape:
             loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
         return loss
 
     for images, labels in tf.data.Dataset.from_tensor_slices((x, y)).batch({batch}, drop_remainder=True):
