@@ -30,7 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from _harness import measure
+from _harness import REPO, measure
+
+sys.path.insert(0, str(REPO))  # this checkout's xlalint, here and in the xlalint side's process
 
 SCRIPT = '''
 import os
@@ -84,7 +86,7 @@ def _sides(script: Path) -> dict[str, tuple[list[str], dict]]:
     python = [sys.executable, str(script)]
     return {"xla": (python, {"BENCH_JIT": "1"}), "plain": (python, {"BENCH_JIT": "0"}),
             "xlalint run": ([sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu", "-q",
-                             str(script)], {"BENCH_JIT": "1"})}
+                             str(script)], {"BENCH_JIT": "1", "PYTHONPATH": str(REPO)})}
 
 
 def _run(command: list[str], env: dict, folder: Path) -> dict:
@@ -106,7 +108,8 @@ def _run(command: list[str], env: dict, folder: Path) -> dict:
 def _phases(script: Path) -> dict[str, float]:
     """Seconds of each part of one ``xlalint run`` of ``script`` (run from its folder, as above)."""
     imports = subprocess.run([sys.executable, "-X", "importtime", "-c", "import xlalint.run_command, "
-                              "xlalint.run_client, xlalint.run_report"], capture_output=True, text=True, check=True)
+                              "xlalint.run_client, xlalint.run_report"], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
     parent_import = sum(int(line.split("|")[0].split(":")[1]) for line in imports.stderr.splitlines()[1:]) / 1e6
     from xlalint.run_client import run_script
     from xlalint.run_report import run_report
