@@ -66,6 +66,29 @@ def test_distributed_dataset_loops_are_seen(supported):
     assert batches == [3, 3] and calls == ["DistributedIterator"] * 3  # two batches, then the end
 
 
+def test_strategy_run_of_a_tf_function_runs_a_clone_that_names_it(supported):
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+
+    @tf.function(jit_compile=True)
+    def double(x):
+        return x * 2
+
+    seen = []
+
+    def handler(function, original, args, kwargs):
+        seen.append(function)
+        return original(function, *args, **kwargs)
+
+    undo = run_hooks.on_function_call(handler)
+    try:
+        result = strategy.run(double, args=(tf.constant(3.0),))
+    finally:
+        undo()
+    assert float(strategy.experimental_local_results(result)[0]) == 6.0
+    assert [run_hooks.cloned_from(f) for f in seen] == [double] and run_hooks.cloned_from(double) is None
+    assert run_hooks.jit_compile(seen[0]) is True  # the clone compiles as the function does
+
+
 def test_keras_shows_the_step_function_it_compiles(supported):
     made_for = {}
 

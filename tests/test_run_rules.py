@@ -1,4 +1,4 @@
-"""The rules only a run sees (XLA108, XLA109, XLA110, XLA304) and `--first-step`, against real runs.
+"""The rules only a run sees (XLA108, XLA109, XLA110, XLA304, XLA305) and `--first-step`, against real runs.
 
 The truth: each rule's bad.py and good.py run for real, XLA compiling (tests/run_truth.py), which
 counts the traces each script prints and keeps TensorFlow's own error. `xlalint run` reports each
@@ -94,6 +94,17 @@ def test_a_variable_from_the_arguments_is_refused_under_xla(runs):
     assert entry["verdict"] == "incompatible" and entry["name"] == "RunningSum.__call__"
     [finding] = [f for f in report["findings"] if f["code"] == "XLA304"]
     assert finding["severity"] == "error" and "Unable to lift tensor" in finding["message"]
+
+
+def test_a_compiled_function_over_a_strategys_devices_is_refused(runs):
+    truth, report = runs[0], runs[1]["XLA305"]
+    assert truth["XLA305_bad"]["type"] == "InvalidArgumentError" and "Trying to access resource" in \
+        truth["XLA305_bad"]["message"], truth["XLA305_bad"]
+    assert truth["XLA305_good"]["ok"] and truth["XLA305_good"]["xla_builds"] == 2, truth  # one per replica
+    [entry] = report["entries"]
+    assert (entry["name"], entry["verdict"]) == ("distributed_loss", "incompatible")
+    [finding] = [f for f in report["findings"] if f["code"] == "XLA305"]
+    assert "2 devices (CPU:0, CPU:1)" in finding["message"]
 
 
 def test_the_partial_batch_is_fixed_by_drop_remainder(runs):

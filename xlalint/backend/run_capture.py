@@ -151,7 +151,7 @@ class Capture:
     def _on_call(self, function, original, args, kwargs):
         if self._running:  # inside a first step: part of its caller
             return original(function, *args, **kwargs)
-        python = _code_of(function)
+        python = _code_of(run_hooks.cloned_from(function) or function)  # strategy.run(f): f's clone is f's
         source = inspect.getsourcefile(python) if inspect.isfunction(python) else None
         if not source or not is_user_file(source):  # a library's own tf.function: let it run
             return original(function, *args, **kwargs)

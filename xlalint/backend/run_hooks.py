@@ -11,6 +11,8 @@ installed ones. Read from TensorFlow 2.21 and Keras 3.15:
 - ``iterator_ops.OwnedIterator.__next__``: the next element of a ``for x in dataset`` loop;
   ``input_lib.DistributedIteratorBase.__next__``: the same over ``experimental_distribute_dataset``.
 - ``Function.__init__``: where each ``tf.function`` object is made.
+- ``mirrored_run.call_for_each_replica``: ``strategy.run(f)`` with a ``tf.function`` ``f`` runs a
+  clone of ``f`` whose Python function (``wrapped_fn``) holds ``f`` in its closure.
 - ``polymorphic_function.UnliftedInitializerVariable.__init__``: each variable a ``tf.function``
   creates in its first trace (``tf_stack.extract_stack`` gives the user's line through autograph);
   ``lift_to_graph.UnliftableError``: the initial value depends on the function's arguments.
@@ -37,7 +39,7 @@ import keras
 import tensorflow as tf
 from keras.src.backend.tensorflow import trainer as keras_tf_trainer
 from tensorflow.python.data.ops import dataset_ops, iterator_ops
-from tensorflow.python.distribute import input_lib
+from tensorflow.python.distribute import input_lib, mirrored_run
 from tensorflow.python.eager import lift_to_graph
 from tensorflow.python.eager.polymorphic_function import polymorphic_function
 from tensorflow.python.lib.io import file_io
@@ -68,6 +70,16 @@ def jit_compile(function) -> bool | None:
 
 def python_function(function):
     return function._python_function  # noqa: SLF001
+
+
+def cloned_from(function):
+    """The ``tf.function`` a distribution strategy's ``strategy.run`` cloned ``function`` from (the clone
+    keeps its ``jit_compile`` and runs it on every replica); None for any other function."""
+    python = python_function(function)
+    if getattr(python, "__module__", None) != mirrored_run.__name__:
+        return None
+    return next((cell.cell_contents for cell in python.__closure__ or ()
+                 if isinstance(cell.cell_contents, FUNCTION)), None)
 
 
 def _wrap(owner, name: str, make):
