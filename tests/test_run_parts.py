@@ -107,7 +107,7 @@ def _run_of(script: str, stopped: str) -> dict:
 
 
 def test_the_runs_of_listed_commands_make_one_report():
-    from xlalint.cli import _exit_code
+    from xlalint.commands import exit_code
     from xlalint.results import Entry, Finding, Report
     from xlalint.run_listed import together
 
@@ -124,7 +124,7 @@ def test_the_runs_of_listed_commands_make_one_report():
     report = together([first, second, third], ["train.py", "train.py --debug", "train.py --debug --epochs 2"])
     assert [(e.name, e.verdict) for e in report.entries] == [("train_step", "incompatible"), ("eval_step", "unknown")]
     assert [(f.code, f.line, f.all_entries) for f in report.findings] == [("XLA001", 9, ("train_step",))]
-    assert _exit_code(report) == 1 and _exit_code(first) == 0
+    assert exit_code(report) == 1 and exit_code(first) == 0
     assert [(r["command"], r["stopped"]) for r in json.loads(EMITTERS["json"](report))["runs"]] == [
         ("train.py", "ended"), ("train.py --debug", "captured"), ("train.py --debug --epochs 2", "captured")]
     assert "run of `train.py --debug` stopped: the script captured" in EMITTERS["text"](report)

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 from xlalint.engine import analyze, static_report
-from xlalint.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
 from xlalint.cache import clear
+from xlalint.commands import (EXIT_FINDINGS, EXIT_OK, Interrupted, UsageParser, add_fix_flags, apply_baseline_flags,
+                              final_exit_code, fix_and_report, known_baseline, signals_interrupt)
 from xlalint.config import ConfigError, config_targets, find_config, load_config
-from xlalint.coverage import below
 from xlalint.report import EMITTERS
 from xlalint.report.text import emit as emit_text
 from xlalint.results import Report
@@ -24,16 +22,6 @@ from xlalint import settings
 from xlalint.settings import BY_NAME, SETTINGS, VERIFY_DEVICES, Options
 from xlalint.support import cache_dir
 from xlalint.version import VERSION
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors are one line on stderr and exit 2 (``--help`` shows the usage)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
 
 def _verify_alone(argv: list[str]) -> list[str]:
     """``--verify m.py`` verifies m.py on the default device: a value that names no device stays a path."""
@@ -47,7 +35,7 @@ def _verify_alone(argv: list[str]) -> list[str]:
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = UsageParser(
         prog="xlalint",
         description="Find what keeps TensorFlow code from compiling under XLA, with the line to change.",
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table; `xlalint run SCRIPT "
@@ -79,16 +67,6 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"xlalint {VERSION}")
     settings.add_flags(parser.add_argument_group("settings", "each also a [tool.xlalint] key where one is named"))
     return parser
-
-
-def add_fix_flags(parser: argparse.ArgumentParser, where: str) -> None:
-    """``--fix``, ``--unsafe-fixes``, ``--diff`` and ``--fix-outside`` (of ``where``: the files it may edit)."""
-    parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
-    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
-    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
-    parser.add_argument("--fix-outside", action="store_true",
-                        help=f"with --fix or --diff: also edit files outside {where} (e.g. a helper module a "
-                        "checked file imports, or the target of a symbolic link)")
 
 
 def _cache_directory(args) -> str:
@@ -162,12 +140,9 @@ def main(argv: list[str] | None = None) -> int:
                         or options.min_coverage):
         parser.error("--static checks source text only: FILE::NAME, --spec, --verify, --save-graphs and "
                      "--min-coverage need tracing")
-    try:  # a bad baseline is a usage error before the long run, not after it
-        known = read_baseline(options.baseline) if options.baseline and not args.write_baseline else None
-    except BaselineError as error:
-        parser.error(str(error))
+    known = known_baseline(parser, args, options.baseline)
     try:
-        with _signals_interrupt():
+        with signals_interrupt():
             report = static_report(paths, options) if args.static else analyze(paths, options)
     except Interrupted as stop:  # every worker is gone by now: say the run was cut short
         report = Report(device=options.device, interrupted=stop.signal.name)
@@ -178,97 +153,22 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + stop.signal
     if options.progress:
         options.progress.clear()
-    report.findings = with_fingerprints(report.findings, options.root)
-    try:
-        _baseline(report, args, options.baseline, known)
-    except BaselineError as error:  # the baseline file could not be written
-        parser.error(str(error))
+    apply_baseline_flags(parser, report, args, options, known)
     if args.diff or args.fix:
-        return _fix(report, args, paths, options.strict)
+        return fix_and_report(report, args, paths, options.strict)
     if args.format == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(emit_text(report, color=color))
     else:
         print(EMITTERS[args.format](report))
-    failure = below(report, options.min_coverage) if options.min_coverage else None
-    if failure:
-        print(f"xlalint: {failure}", file=sys.stderr)
-    return max(_exit_code(report, options.strict), EXIT_FINDINGS if failure else EXIT_OK)
-
-
-def _baseline(report: Report, args, baseline: str | None, known: list[dict] | None) -> None:
-    """--write-baseline records the findings (all then known); --baseline keeps only new ones."""
-    if args.write_baseline:
-        count = write_baseline(args.write_baseline, report.findings)
-        if not args.quiet:
-            print(f"xlalint: recorded {count} finding(s) in {args.write_baseline}", file=sys.stderr)
-        known, baseline = read_baseline(args.write_baseline), args.write_baseline
-    if known is not None and baseline:
-        report.findings, report.baseline = apply_baseline(report.findings, known, baseline)
-
-
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived: unwinding stops every worker the run started."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signal = signal.Signals(signum)
-
-
-@contextlib.contextmanager
-def _signals_interrupt():
-    """Turn SIGINT and SIGTERM (what CI and `timeout` send) into Interrupted while the run lasts."""
-    def interrupt(signum, frame):
-        raise Interrupted(signum)
-
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _exit_code(report, strict: bool = False) -> int:
-    """Errors fail the run; what could not be traced (entries, files without entry points) only with ``strict``."""
-    errors = [e for e in report.errors if not e.notice]
-    if not report.entries and errors:
-        return EXIT_USAGE
-    unchecked = any(e.verdict == "unknown" for e in report.entries) or len(errors) < len(report.errors)
-    if not report.ok or errors or (strict and unchecked):
-        return EXIT_FINDINGS
-    return EXIT_OK
-
-
-def _fix(report, args, paths: list[str], strict: bool) -> int:
-    """--diff prints the bytes the fixes would write; --fix writes them and reports what is left."""
-    from xlalint.fixes import Guard, fix_files
-
-    guard = Guard(roots=None if args.fix_outside else paths, sources=report.sources)
-    outcomes = fix_files(report.findings, unsafe=args.unsafe_fixes, write=args.fix and not args.diff, guard=guard)
-    for outcome in outcomes:
-        if outcome.error:
-            print(f"{outcome.path}: {outcome.error}", file=sys.stderr)
-    if args.diff:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(b"".join(o.diff for o in outcomes))  # raw bytes: CRLF lines keep their \r
-        return EXIT_FINDINGS if any(o.diff for o in outcomes) else EXIT_OK
-    fixed = {id(f) for o in outcomes for f in o.fixed}
-    report.findings = [f for f in report.findings if id(f) not in fixed]
-    hidden = sum(1 for f in report.findings if f.fix and f.fix.safety == "unsafe")
-    print(EMITTERS[args.format](report))
-    note = f"fixed {len(fixed)} finding(s) in {sum(bool(o.fixed) for o in outcomes)} file(s)"
-    if hidden and not args.unsafe_fixes:
-        note += f"; {hidden} more with --unsafe-fixes"
-    print(f"xlalint: {note}", file=sys.stderr)
-    return _exit_code(report, strict)
+    return final_exit_code(report, options.min_coverage, options.strict)
 
 
 def _ops_main(argv: list[str]) -> int:
     from xlalint.ops_table import render
     from xlalint.support import installed_tensorflow, load_support
 
-    parser = _Parser(prog="xlalint ops", description="Print the XLA support table.")
+    parser = UsageParser(prog="xlalint ops", description="Print the XLA support table.")
     parser.add_argument("ops", nargs="*", metavar="OP", help="op types to show (default: all)")
     device = BY_NAME["device"]
     parser.add_argument("--device", choices=device.choices, default=device.default)

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from xlalint import settings
-from xlalint.cli import EXIT_FINDINGS, EXIT_OK, _exit_code, _Parser
-from xlalint.coverage import below
+from xlalint.commands import EXIT_FINDINGS, EXIT_OK, UsageParser, final_exit_code
 from xlalint.merge import MergeError, merge
 from xlalint.report import EMITTERS
 
 
 def main(argv: list[str]) -> int:
-    parser = _Parser(prog="xlalint merge", description="Join the reports of a run's shards (--shard K/N) into "
+    parser = UsageParser(prog="xlalint merge", description="Join the reports of a run's shards (--shard K/N) into "
                      "one: JSON reports into the report one run over every file gives, in any format; SARIF "
                      "reports into one SARIF run.",
                      epilog="Exit codes as for `xlalint`: 0 nothing blocks XLA, 1 error findings or files "
@@ -41,10 +39,7 @@ def main(argv: list[str]) -> int:
         print(text)
     if isinstance(report, str):
         return _sarif_exit_code(json.loads(report))
-    failure = below(report, args.min_coverage) if args.min_coverage else None
-    if failure:
-        print(f"xlalint: {failure}", file=sys.stderr)
-    return max(_exit_code(report, bool(args.strict)), EXIT_FINDINGS if failure else EXIT_OK)
+    return final_exit_code(report, args.min_coverage, bool(args.strict))
 
 
 def _sarif_exit_code(sarif: dict) -> int:

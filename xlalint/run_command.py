@@ -12,11 +12,9 @@ import sys
 from pathlib import Path
 
 from xlalint import settings
-from xlalint.baseline import BaselineError, read_baseline, with_fingerprints
-from xlalint.cli import (EXIT_FINDINGS, EXIT_OK, Interrupted, _baseline, _exit_code, _fix, _Parser, _signals_interrupt,
-                         add_fix_flags)
+from xlalint.commands import (Interrupted, UsageParser, add_fix_flags, apply_baseline_flags, final_exit_code,
+                              fix_and_report, known_baseline, signals_interrupt)
 from xlalint.config import Config, ConfigError, find_config, load_config
-from xlalint.coverage import below
 from xlalint.files import read_source
 from xlalint.notebooks import is_notebook
 from xlalint.report import EMITTERS
@@ -32,8 +30,8 @@ PATHS = ("baseline", "write_baseline", "save_graphs")  # flags naming files, fro
 FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores", "strict")  # what it reads from [tool.xlalint]
 
 
-def _parser() -> _Parser:
-    parser = _Parser(
+def _parser() -> UsageParser:
+    parser = UsageParser(
         prog="xlalint run",
         usage="xlalint run [OPTIONS] SCRIPT [ARGS...] | xlalint run [OPTIONS] -m MODULE [ARGS...] | "
               "xlalint run [OPTIONS]",
@@ -72,7 +70,7 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def _module_file(parser: _Parser, module: str) -> str:
+def _module_file(parser: UsageParser, module: str) -> str:
     sys.path.insert(0, os.getcwd())
     try:
         spec = importlib.util.find_spec(module)
@@ -87,7 +85,7 @@ def _module_file(parser: _Parser, module: str) -> str:
     return spec.origin
 
 
-def _script_of(parser: _Parser, script: str | None, module: str | None, command: str = "") -> str:
+def _script_of(parser: UsageParser, script: str | None, module: str | None, command: str = "") -> str:
     """The file that runs: the script, or the module's file; a missing one is a usage error."""
     said = f"run command {command!r}: " if command else ""
     if script and not os.path.isfile(script):
@@ -97,7 +95,7 @@ def _script_of(parser: _Parser, script: str | None, module: str | None, command:
     return _module_file(parser, module) if module else str(script)
 
 
-def _commands(parser: _Parser, args, script_args: list[str]) -> tuple[list[tuple], Config]:
+def _commands(parser: UsageParser, args, script_args: list[str]) -> tuple[list[tuple], Config]:
     """``([(file, script, module, ARGS, command)], config)``: the one given, else those ``run`` lists
     in [tool.xlalint] (then the working directory becomes the config file's; paths given stay as meant)."""
     if args.module and args.script:
@@ -135,9 +133,9 @@ def main(argv: list[str]) -> int:
         values = settings.merge({name: getattr(args, name) for name in FLAGS},
                                 {name: value for name, value in config.values.items() if name in FROM_CONFIG})
         options = settings.options(values, root=str(config.root))
-        known = read_baseline(options.baseline) if options.baseline and not args.write_baseline else None
-    except (ValueError, BaselineError) as error:
+    except ValueError as error:
         parser.error(str(error))
+    known = known_baseline(parser, args, options.baseline)
     from xlalint.run_client import run_script
     from xlalint.run_report import run_report
     from xlalint.run_scratch import ScratchError
@@ -148,7 +146,7 @@ def main(argv: list[str]) -> int:
             print(f"xlalint run: running {file} up to its compiled steps (budget {args.run_timeout:g}s)",
                   file=sys.stderr)
         try:
-            with _signals_interrupt():
+            with signals_interrupt():
                 result = run_script(script, module, script_argv, args.run_timeout, args.patience,
                                     options.first_step)
         except ScratchError as error:
@@ -162,17 +160,10 @@ def main(argv: list[str]) -> int:
         reports.append(run_report(result, file, options))
     listed = [command for *_, command in commands]
     report = together(reports, listed) if listed[0] else reports[0]
-    report.findings = with_fingerprints(report.findings, options.root)
-    try:
-        _baseline(report, args, options.baseline, known)
-    except BaselineError as error:
-        parser.error(str(error))
+    apply_baseline_flags(parser, report, args, options, known)
     if args.diff or args.fix:
         report.sources = {path: digest for each in reports for path, digest in each.sources.items()}
         roots = [os.getcwd(), *{os.path.dirname(os.path.abspath(file)) for file, *_ in commands}]
-        return _fix(report, args, roots, options.strict)
+        return fix_and_report(report, args, roots, options.strict)
     print(EMITTERS[args.format](report))
-    failure = below(report, options.min_coverage) if options.min_coverage else None
-    if failure:
-        print(f"xlalint: {failure}", file=sys.stderr)
-    return max(_exit_code(report, options.strict), EXIT_FINDINGS if failure else EXIT_OK)
+    return final_exit_code(report, options.min_coverage, options.strict)
