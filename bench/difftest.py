@@ -123,14 +123,34 @@ def compile_child(paths: list[str]) -> None:
 
 # --------------------------------------------------------------------------- both sides, one batch
 
-def _xlalint(paths: list[Path], jobs: int, env: dict) -> dict:
+def _xlalint(paths: list[Path], jobs: int, env: dict, graphs: Path | None = None, timeout: int = 300) -> dict:
+    """One xlalint run over ``paths`` (its JSON report); ``graphs``: where it saves each traced graph."""
     command = [sys.executable, "-m", "xlalint", *map(str, paths), "--format", "json", "--device", "cpu",
-               "--no-cache", "--jobs", str(jobs), "--timeout", "60"]
+               "--no-cache", "--jobs", str(jobs), "--timeout", str(timeout),
+               *(["--save-graphs", str(graphs)] if graphs else [])]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env={**os.environ, **env})
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
         return {"entries": [], "findings": [], "errors": [{"path": "*", "message": done.stderr[-2000:]}]}
+
+
+def _shown(path: Path) -> str:
+    """``path`` as xlalint shows it (run from the repository)."""
+    shown = os.path.relpath(path, REPO)
+    return str(path) if shown.startswith("..") else shown
+
+
+def _has_verdict(report: dict, path: Path) -> bool:
+    return any(e["path"] == _shown(path) and e["name"] == "case" and e["verdict"] in ("compatible", "incompatible")
+               for e in report["entries"])
+
+
+def _replaced(report: dict, again: dict, paths: list[Path]) -> dict:
+    """``report`` with what ``again`` says about ``paths`` instead of its own."""
+    shown = {_shown(p) for p in paths}
+    return {key: [x for x in report[key] if x["path"] not in shown] + [x for x in again[key] if x["path"] in shown]
+            for key in ("entries", "findings", "errors")}
 
 
 def _compiler(paths: list[Path], jobs: int) -> dict[str, dict]:
@@ -140,34 +160,46 @@ def _compiler(paths: list[Path], jobs: int) -> dict[str, dict]:
     return {path: result for part in parts for path, result in part.items()}
 
 
-def judge(programs: list[Program], folder: Path, jobs: int, env: dict) -> dict[str, dict]:
-    """Each program's row: the compiler's outcome, xlalint's verdict and findings, and the category."""
+def judge(programs: list[Program], folder: Path, jobs: int, env: dict, graphs: Path | None = None) -> dict[str, dict]:
+    """Each program's row: the compiler's outcome, xlalint's verdict and findings, and the category.
+
+    A valid program left without a verdict (a file or a whole run out of time on a busy machine)
+    is checked once more, alone and with a longer timeout."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for program in programs:
         path = folder / f"{program.name}.py"
         path.write_text(render(program), encoding="utf-8")
         paths.append(path.resolve())
-    report = _xlalint(paths, jobs, env)
+    report = _xlalint(paths, jobs, env, graphs)
     compiled = _compiler(paths, jobs)
+    retry = [p for p in paths if compiled[str(p)].get("valid", True) and not _has_verdict(report, p)]
+    if retry:
+        report = _replaced(report, _xlalint(retry, 1, env, graphs, timeout=900), retry)
     return {program.name: classify(program, path, report, compiled[str(path)])
             for program, path in zip(programs, paths)}
 
 
 def classify(program: Program, path: Path, report: dict, compiler: dict) -> dict:
-    shown = os.path.relpath(path, REPO)
-    shown = str(path) if shown.startswith("..") else shown  # as xlalint shows a path (run from the repo)
+    shown = _shown(path)
     entry = next((e for e in report["entries"] if e["path"] == shown and e["name"] == "case"), None)
-    findings = [f for f in report["findings"] if f["path"] == shown and f["severity"] in ("error", "warning")]
-    errors = [f for f in findings if f["severity"] == "error"]
-    verdict = entry["verdict"] if entry else "missing"
+    why = [e["message"] for e in report["errors"] if e["path"] in (shown, "*")] + [entry["error"] if entry else None]
     outcome = "invalid" if not compiler.get("valid", True) else (
         "fails" if not compiler["compiled"] else "differs" if compiler.get("differs") else "compiles")
     row = {"name": program.name, "wrapper": program.wrapper, "steps": [s.op for s in program.steps],
-           "dtypes": list(program.dtypes), "outcome": outcome, "verdict": verdict,
+           "dtypes": list(program.dtypes), "outcome": outcome,
            "compiler_error": compiler.get("error"), "compiler_op": compiler.get("error_op"),
-           "compiler_line": compiler.get("error_line"),
-           "findings": sorted({(f["code"], f["line"], f["op_type"] or "") for f in findings})}
+           "compiler_line": compiler.get("error_line")}
+    return with_xlalint(row, entry["verdict"] if entry else "missing",
+                        [f for f in report["findings"] if f["path"] == shown], next((w[:500] for w in why if w), None))
+
+
+def with_xlalint(row: dict, verdict: str, findings: list[dict], error: str | None = None) -> dict:
+    """``row`` with xlalint's side (its verdict, error and warning findings, why it has none) and the category."""
+    findings = [f for f in findings if f["severity"] in ("error", "warning")]
+    errors = [f for f in findings if f["severity"] == "error"]
+    row = {**row, "verdict": verdict, "findings": sorted({(f["code"], f["line"], f["op_type"] or "") for f in findings}),
+           "xlalint_error": error}
     row["category"] = _category(row, errors, findings)
     return row
 
@@ -259,7 +291,7 @@ def run(seed: int, n: int, out: Path, jobs: int = 1, seconds: float | None = Non
     for i in range(0, len(todo), batch):
         if seconds is not None and time.monotonic() - start > seconds:
             break
-        judged = judge(todo[i:i + batch], out / "programs", jobs, env)
+        judged = judge(todo[i:i + batch], out / "programs", jobs, env, out / "graphs")
         with log.open("a", encoding="utf-8") as handle:
             for row in judged.values():
                 handle.write(json.dumps(row) + "\n")
@@ -273,6 +305,41 @@ def run(seed: int, n: int, out: Path, jobs: int = 1, seconds: float | None = Non
                       rows, out / "minimising", jobs, env) if chosen else {}
     cases = {category: str(write_case(*shrunk[name], out / "minimised")) for category, name in chosen.items()}
     return {"rows": [rows[name] for name in programs if name in rows], "minimised": cases}
+
+
+# --------------------------------------------------------------------------- judging a run again
+
+def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) -> dict:
+    """The valid rows of ``out``'s run judged again by the current rules, the compiler's side kept:
+    from each program's saved graph without TensorFlow, or traced again where none was saved.
+    Written to ``out``/rechecked.jsonl (results.jsonl stays as the run found it)."""
+    sys.path.insert(0, str(REPO))
+    from xlalint.entry_findings import findings_for_traced_entry
+    from xlalint.settings import Options
+
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    graphs = out / "graphs"
+
+    def saved(row: dict) -> Path | None:
+        return next(graphs.glob(f"*programs__{row['name']}.case.json"), None)
+
+    untraced = [out / "programs" / f"{r['name']}.py" for r in rows if r["outcome"] != "invalid" and not saved(r)]
+    for i in range(0, len(untraced), batch):
+        _xlalint(untraced[i:i + batch], jobs, env or {}, graphs)
+    options = Options(device="cpu", mode="jit")
+    again = []
+    for row in rows:
+        graph = saved(row) if row["outcome"] != "invalid" else None
+        if graph is None:
+            again.append(row if row["outcome"] == "invalid" else with_xlalint(row, "missing", [], "not traced again"))
+            continue
+        raw = json.loads(graph.read_text(encoding="utf-8"))
+        found = findings_for_traced_entry(raw, raw["path"], raw["tensorflow"], options)
+        findings = [{"code": f.code, "line": f.line, "op_type": f.op_type, "severity": f.severity} for f in found]
+        again.append(with_xlalint(row, "incompatible" if any(f.severity == "error" for f in found) else "compatible",
+                                  findings))
+    (out / "rechecked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in again), encoding="utf-8")
+    return {"rows": again, "minimised": {}}
 
 
 def summary(result: dict) -> str:
@@ -303,13 +370,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", help="comma-separated op names of bench/_difftest_programs.py to draw from")
     parser.add_argument("--out", help="results, programs and minimised cases (default: .difftest/seed-N)")
     parser.add_argument("--json", help="also write every row here")
+    parser.add_argument("--recheck", action="store_true",
+                        help="judge the run in --out again with the current rules (the compiler's side kept)")
     parser.add_argument("--compile-child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.compile_child is not None:
         compile_child(args.compile_child)
         return 0
     out = Path(args.out or REPO / ".difftest" / f"seed-{args.seed}").resolve()
-    result = run(args.seed, args.n, out, args.jobs, args.seconds, args.batch,
+    result = recheck(out, args.jobs, batch=args.batch) if args.recheck else run(args.seed, args.n, out, args.jobs, args.seconds, args.batch,
                  tuple(args.ops.split(",")) if args.ops else None)
     print(summary(result))
     if args.json:
