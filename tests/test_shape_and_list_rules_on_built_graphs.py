@@ -40,10 +40,26 @@ def test_reshape_of_a_data_dependent_size_to_a_fixed_shape(target, flagged):
 def test_cumsum_of_a_data_dependent_size_crashes_but_of_a_static_one_does_not():
     b = GraphBuilder()
     attrs = {"T": "float32", "Tidx": "int32"}
-    b.op("Cumsum", "Cumsum", [_masked(b), b.const("axis", [0])], shape=[None], args=["x", "axis"], attrs=attrs)
-    b.op("CumsumStatic", "Cumsum", [b.arg("y", shape=[8]), b.const("axis2", [0])], shape=[8], args=["x", "axis"],
-         attrs=attrs)
+    masked = _masked(b)
+    cumsum = b.op("Cumsum", "Cumsum", [masked, b.const("axis", [0])], shape=[None], args=["x", "axis"], attrs=attrs)
+    static = b.op("CumsumStatic", "Cumsum", [b.arg("y", shape=[8]), b.const("axis2", [0])], shape=[8],
+                  args=["x", "axis"], attrs=attrs)
+    b.function(b.root, [cumsum, static])
     assert hits(b.build()) == [("XLA103", "Where"), ("XLA106", "Cumsum")]
+
+
+@pytest.mark.parametrize("read", ["value", "shape", "assign", "nothing"])
+def test_a_cumsum_nothing_reads_is_dropped_before_xla_sees_its_size(read):
+    """XLA's dead-code elimination removes it (a gradient that is None leaves it so); its shape keeps it."""
+    b = GraphBuilder()
+    cumsum = b.op("Cumsum", "Cumsum", [_masked(b), b.const("axis", [0])], shape=[None], args=["x", "axis"],
+                  attrs={"T": "float32", "Tidx": "int32"})
+    if read == "shape":
+        cumsum = b.op("Shape", "Shape", [cumsum], dtype="int32", shape=[1])
+    if read == "assign":  # a stateful op: TensorFlow runs it, so its inputs are kept
+        b.op("Assign", "AssignVariableOp", [b.arg("v", dtype="resource"), cumsum], stateful=True)
+    b.function(b.root, [cumsum] if read in ("value", "shape") else [])
+    assert hits(b.build()) == [("XLA103", "Where")] + [("XLA106", "Cumsum")] * (read != "nothing")
 
 
 def _rotated(b: GraphBuilder, branch_shapes: tuple, index: str | None = None) -> str:
@@ -82,6 +98,7 @@ def test_an_op_along_a_dimension_from_branches_of_different_shapes(op_type, axis
         [rotated, b.const("axis", axis)]
     b.op(op_type, op_type, inputs, shape=[None, None, 3],
          args=["input", "shift", "axis"] if op_type == "Roll" else ["x", "axis"])
+    b.function(b.root, [f"{b.root}:{op_type}"])
     assert hits(b.build()) == [("XLA106", op_type)] * flagged
 
 
@@ -95,8 +112,8 @@ def test_other_consumers_of_branches_of_different_shapes(op_type, consumer_args,
     b = GraphBuilder()
     rotated = _rotated(b, ([16, 2, 3], [2, 16, 3]))
     inputs = [rotated] + [b.const("shape", value) for value in consumer_args]
-    b.op(op_type, op_type, inputs, shape=[None, None, 3], args=["input", "shape"][: len(inputs)]
-         if op_type != "Reshape" else ["tensor", "shape"])
+    b.function(b.root, [b.op(op_type, op_type, inputs, shape=[None, None, 3], args=["input", "shape"][: len(inputs)]
+                             if op_type != "Reshape" else ["tensor", "shape"])])
     assert hits(b.build()) == [("XLA106", op_type)] * flagged
 
 
@@ -110,8 +127,8 @@ def test_only_branches_xla_compiles_with_different_shapes_make_a_bounded_size(br
     b = GraphBuilder()
     chosen = {None: None, "constant": lambda: b.const("index", [1]), "argument": lambda: b.arg("i", dtype="int32")}
     rotated = _rotated(b, branch_shapes, chosen[index]() if index else None)
-    b.op("Roll", "Roll", [rotated, b.const("shift", [1]), b.const("axis", [0])], shape=[None, None, 3],
-         args=["input", "shift", "axis"])
+    b.function(b.root, [b.op("Roll", "Roll", [rotated, b.const("shift", [1]), b.const("axis", [0])],
+                             shape=[None, None, 3], args=["input", "shift", "axis"])])
     assert hits(b.build()) == [("XLA106", "Roll")] * flagged
 
 

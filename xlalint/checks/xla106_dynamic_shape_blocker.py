@@ -4,13 +4,16 @@ The size comes from a data-dependent op (``tf.boolean_mask``, 1-argument ``tf.wh
 an If/Case whose branches return different shapes (``tf.image.rot90``). Measured on TF 2.21 CPU:
 a reshape to a fully static shape fails; cumsum/cumprod along a dynamic axis crashes the process or
 returns a wrong result; a roll along a dynamic axis fails to compile or returns a wrong result; an
-FFT of any dynamic dimension fails to compile. See rules/XLA106/README.md.
+FFT of any dynamic dimension fails to compile. XLA drops those three before it sees the size when
+nothing reads their value (not even its shape); a reshape fails in the bridge, read or not.
+See rules/XLA106/README.md.
 """
 
 from __future__ import annotations
 
 from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.data_dependent import bounded_source
+from xlalint.analyses.liveness import kept_nodes
 from xlalint.analyses.values import small_value
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import BRANCH_OPS, OpGraph
@@ -48,8 +51,11 @@ def _what(graph: OpGraph, node: dict, shape: list) -> str | None:
 
 
 def check(graph: OpGraph, ctx: Context):
+    kept = kept_nodes(graph)
     for node in graph.nodes():
         if node["type"] not in ("Reshape", *ALONG_AXIS, *FFT_OPS) or not node["inputs"]:
+            continue
+        if node["type"] != "Reshape" and node["id"] not in kept:
             continue
         data = node["inputs"][0]
         shape = data.get("shape")
