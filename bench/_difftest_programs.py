@@ -1,10 +1,10 @@
 """Small TensorFlow programs for the differential tester (bench/difftest.py), drawn from a seed.
 
 A program is a few independent *steps*, each one op of ``OPS`` applied to one argument of the
-case function, wrapped in one ``WRAPPERS`` form (plain, a while loop, a cond, a nested
-tf.function, a GradientTape, a TensorArray, a variable update). Steps are independent, so a
-program stays valid when steps are removed: that is what the minimiser relies on. ``render``
-writes a program as a user file in the corpus format (one module-level ``case`` with an
+case function, wrapped in one ``TEMPLATES`` form (plain, a while loop, a cond, a nested
+tf.function, a helper, a GradientTape, a TensorArray, a variable update, map_fn, switch_case).
+Steps are independent, so a program stays valid when steps are removed: that is what the
+minimiser relies on. ``render`` writes a program as a user file in the corpus format (one module-level ``case`` with an
 ``input_signature``), every step on a line of its own, so a finding's line names its step.
 """
 
@@ -130,8 +130,44 @@ OPS: tuple[Op, ...] = (
     Op("fill_from_data", "tf.fill([tf.cast(tf.reduce_max(tf.abs({x})), tf.int32) % 3 + 1], 1.0)", ("float32", "int32")),
 )
 OPS_BY_NAME = {op.name: op for op in OPS}
-WRAPPERS = ("plain", "while", "cond", "nested", "helper", "gradient", "tensorarray", "variable", "map_fn",
-            "switch_case")
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """How a wrapper writes one step: lines of ``case``'s body (``value``: for a step whose result is
+    returned; ``statement``: for one that returns nothing, by default ``value``) and module-level lines
+    (``pre``: per step; ``shared``: once per program). Fields: ``{x}`` the argument, ``{y}`` the result,
+    ``{call}`` the op's call, ``{row}`` its call on one row, ``{i}`` the step's index, ``{assign}``
+    ``"{y} = "`` and ``{ret}`` ``"return "`` (both empty for a statement)."""
+
+    value: tuple[str, ...]
+    statement: tuple[str, ...] | None = None
+    pre: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()
+
+
+_LOOP = ("i = tf.constant(0)", "while i < 2:", "    {assign}{call}", "    i += 1")
+_TAPE = ("with tf.GradientTape() as tape:", "    tape.watch({x})", "    {assign}{call}")
+TEMPLATES: dict[str, Wrapper] = {
+    "plain": Wrapper(("{assign}{call}",)),
+    # the loop variable is defined before the loop, as AutoGraph wants
+    "while": Wrapper(("{y} = {call}",) + _LOOP, _LOOP),
+    "cond": Wrapper(("if tf.reduce_sum(tf.cast({x}, tf.float32)) > 0:", "    {assign}{call}", "else:",
+                     "    {assign}{call}")),
+    "nested": Wrapper(("{assign}inner{i}({x})",),
+                      pre=("", "", "@tf.function", "def inner{i}({x}):", "    {ret}{call}")),
+    # a plain Python function: its ops are made at its line
+    "helper": Wrapper(("{assign}helper{i}({x})",), pre=("", "", "def helper{i}({x}):", "    {ret}{call}")),
+    "gradient": Wrapper(_TAPE + ("{y} = tape.gradient(tf.reduce_sum(tf.cast({y}, tf.float32)), {x})",), _TAPE),
+    "tensorarray": Wrapper(("{y} = {call}", "ta{i} = tf.TensorArray({y}.dtype, size=2)",
+                            "ta{i} = ta{i}.write(0, {y}).write(1, {y})", "{y} = ta{i}.stack()"), ("{call}",)),
+    "variable": Wrapper(("counter.assign_add(1)", "{assign}{call}"), shared=("", "counter = tf.Variable(0)")),
+    # the op on each row (an op that changes the dtype makes an invalid program)
+    "map_fn": Wrapper(("{y} = tf.map_fn(lambda row: {row}, {x})",), ("{call}",)),
+    "switch_case": Wrapper(("{y} = tf.switch_case(tf.cast(tf.size({x}) % 2, tf.int32), "
+                            "[lambda: {call}, lambda: {call}])",), ("{call}",)),
+}
+WRAPPERS = tuple(TEMPLATES)  # drawn in this order: a seed's programs depend on it
 SHAPES = ("[4, 3]", "[None, 3]")
 
 
@@ -178,61 +214,23 @@ def draw(seed: int, index: int, ops: tuple[str, ...] | None = None) -> Program:
     return Program(f"p{seed}_{index}", tuple(dtypes), shapes, tuple(steps), wrapper)
 
 
-def _call(step: Step) -> str:
-    return OPS_BY_NAME[step.op].expr.format(x=f"x{step.arg}")
-
-
 def _body(program: Program) -> tuple[list[str], list[str]]:
     """(module-level lines before ``case``, the lines of ``case``'s body) for the program's wrapper."""
-    pre: list[str] = []
+    wrapper = TEMPLATES[program.wrapper]
+    pre: list[str] = list(wrapper.shared)
     body: list[str] = []
     results: list[str] = []
-    wrapper = program.wrapper
     for i, step in enumerate(program.steps):
-        call, name = _call(step), f"y{i}"
-        keep = OPS_BY_NAME[step.op].output != "none"
-        if wrapper == "plain":
-            body.append(f"{name} = {call}" if keep else call)
-        elif wrapper == "while":  # the loop variable is defined before the loop, as AutoGraph wants
-            line = f"{name} = {call}" if keep else call
-            body += ([line] if keep else []) + ["i = tf.constant(0)", "while i < 2:", f"    {line}", "    i += 1"]
-        elif wrapper == "cond":
-            line = f"{name} = {call}" if keep else call
-            body += [f"if tf.reduce_sum(tf.cast(x{step.arg}, tf.float32)) > 0:", f"    {line}", "else:",
-                     f"    {line}"]
-        elif wrapper == "nested":
-            pre += ["", "", "@tf.function", f"def inner{i}(x{step.arg}):",
-                    f"    return {call}" if keep else f"    {call}"]
-            body.append(f"{name} = inner{i}(x{step.arg})" if keep else f"inner{i}(x{step.arg})")
-        elif wrapper == "helper":  # a plain Python function: its ops are made at its line
-            pre += ["", "", f"def helper{i}(x{step.arg}):", f"    return {call}" if keep else f"    {call}"]
-            body.append(f"{name} = helper{i}(x{step.arg})" if keep else f"helper{i}(x{step.arg})")
-        elif wrapper == "map_fn":  # the op on each row (an op that changes the dtype makes an invalid program)
-            row = OPS_BY_NAME[step.op].expr.format(x="row")
-            body.append(f"{name} = tf.map_fn(lambda row: {row}, x{step.arg})" if keep else call)
-        elif wrapper == "switch_case":
-            line = f"lambda: {call}"
-            body.append(f"{name} = tf.switch_case(tf.cast(tf.size(x{step.arg}) % 2, tf.int32), [{line}, {line}])"
-                        if keep else call)
-        elif wrapper == "gradient":
-            body += ["with tf.GradientTape() as tape:", f"    tape.watch(x{step.arg})",
-                     f"    {name} = {call}" if keep else f"    {call}"]
-            if keep:
-                body.append(f"{name} = tape.gradient(tf.reduce_sum(tf.cast({name}, tf.float32)), x{step.arg})")
-        elif wrapper == "tensorarray":
-            if keep:
-                body += [f"{name} = {call}", f"ta{i} = tf.TensorArray({name}.dtype, size=2)",
-                         f"ta{i} = ta{i}.write(0, {name}).write(1, {name})", f"{name} = ta{i}.stack()"]
-            else:
-                body.append(call)
-        elif wrapper == "variable":
-            if not pre:
-                pre += ["", "counter = tf.Variable(0)"]
-            body += ["counter.assign_add(1)", f"{name} = {call}" if keep else call]
+        op, name = OPS_BY_NAME[step.op], f"y{i}"
+        keep = op.output != "none"
+        fields = {"x": f"x{step.arg}", "y": name, "call": op.expr.format(x=f"x{step.arg}"),
+                  "row": op.expr.format(x="row"), "i": i, "assign": f"{name} = " if keep else "",
+                  "ret": "return " if keep else ""}
+        lines = wrapper.value if keep or wrapper.statement is None else wrapper.statement
+        pre += [line.format(**fields) for line in wrapper.pre]
+        body += [line.format(**fields) for line in lines]
         if keep:
             results.append(name)
-    if wrapper == "variable" and not program.steps:
-        pre += ["", "counter = tf.Variable(0)"]
     body.append(f"return {', '.join(results)}" if results else "return tf.constant(0)")
     return pre, body
 

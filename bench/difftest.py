@@ -198,8 +198,8 @@ def with_xlalint(row: dict, verdict: str, findings: list[dict], error: str | Non
     """``row`` with xlalint's side (its verdict, error and warning findings, why it has none) and the category."""
     findings = [f for f in findings if f["severity"] in ("error", "warning")]
     errors = [f for f in findings if f["severity"] == "error"]
-    row = {**row, "verdict": verdict, "findings": sorted({(f["code"], f["line"], f["op_type"] or "") for f in findings}),
-           "xlalint_error": error}
+    shown = sorted({(f["code"], f["line"], f["op_type"] or "") for f in findings})
+    row = {**row, "verdict": verdict, "findings": shown, "xlalint_error": error}
     row["category"] = _category(row, errors, findings)
     return row
 
@@ -378,8 +378,11 @@ def main(argv: list[str] | None = None) -> int:
         compile_child(args.compile_child)
         return 0
     out = Path(args.out or REPO / ".difftest" / f"seed-{args.seed}").resolve()
-    result = recheck(out, args.jobs, batch=args.batch) if args.recheck else run(args.seed, args.n, out, args.jobs, args.seconds, args.batch,
-                 tuple(args.ops.split(",")) if args.ops else None)
+    if args.recheck:
+        result = recheck(out, args.jobs, batch=args.batch)
+    else:
+        result = run(args.seed, args.n, out, args.jobs, args.seconds, args.batch,
+                     tuple(args.ops.split(",")) if args.ops else None)
     print(summary(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")

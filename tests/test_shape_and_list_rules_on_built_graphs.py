@@ -160,6 +160,24 @@ def test_a_loop_variable_grown_by_concat_of_itself(body_result, leaves_with, exp
     assert hits(_loop(body_result, leaves_with).build()) == expected
 
 
+@pytest.mark.parametrize("first, body, expected", [
+    ("constant", "where", [("XLA103", "again"), ("XLA105", "while")]),  # [2, 1] before, [<=3, 1] after
+    ("argument", "where", [("XLA103", "again"), ("XLA103", "first")]),  # bounded on both sides
+    ("constant", "same", []),  # the body returns it unchanged
+])
+def test_a_loop_variable_sized_when_compiling_then_bounded_by_the_body(first, body, expected):
+    """``y = tf.where(m)`` before a loop whose body makes ``y = tf.where(m)`` again (found by bench/difftest.py)."""
+    b = GraphBuilder()
+    where = {"dtype": "int64", "shape": [None, 1], "attrs": {"T": "bool"}}
+    source = b.const("fixed", [1, 0, 1], dtype="bool") if first == "constant" else b.arg("m0", dtype="bool", shape=[3])
+    start = b.op("first", "Where", [source], **where)
+    b.op("while", "StatelessWhile", [start, b.arg("m", dtype="bool", shape=[3])], calls={"body": ["body"]},
+         outputs=2, **where)
+    carried, mask = b.arg("y", "int64", [None, 1], function="body"), b.arg("mask", "bool", [3], function="body")
+    b.function("body", [b.op("again", "Where", [mask], function="body", **where) if body == "where" else carried, mask])
+    assert hits(b.build()) == expected
+
+
 def _write(b: GraphBuilder, handle: str, index: str) -> str:
     return b.op("write", "TensorListSetItem", [handle, index, b.arg("item")], dtype="variant",
                 args=["input_handle", "index", "item"],

@@ -1,9 +1,19 @@
-"""XLA105 loop-shape-change: a while loop grows a loop variable (concat/pad of itself)."""
+"""XLA105 loop-shape-change: a while loop grows a loop variable (concat/pad of itself), or a loop
+variable enters with a data-dependent size XLA knows when compiling and the body makes it again
+with a bounded one.
+
+The second: when XLA bakes an argument's value in (a size computed from it, XLA102), a
+``tf.boolean_mask`` of it before the loop gets a static size, while the body, compiled on its own,
+sees the argument as a value and makes the same mask with a bounded size. Measured on TF 2.21
+CPU: "Input and output shapes of loop body do not match: (... s32[8,1] ...) vs. (... s32[<=12,1]
+...)". The same happens when the first value is made from constants.
+"""
 
 from __future__ import annotations
 
 import networkx as nx
 
+from xlalint.analyses.data_dependent import DATA_DEPENDENT, bounded_source, dynamic_size_ops
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import WHILE_OPS, OpGraph
 
@@ -18,15 +28,44 @@ def _grows(graph: OpGraph, while_node: dict, position: int) -> bool:
             and graph.functions[body]["inputs"][position] in nx.ancestors(graph.graph, src))
 
 
+def _static_then_bounded(graph: OpGraph, while_node: dict, position: int, dynamic: frozenset[str]) -> bool:
+    """Loop variable ``position`` starts as a data-dependent op XLA sizes when compiling, and the
+    body returns it from one XLA sizes only at run time."""
+    first = bounded_source(graph, while_node["inputs"][position]["src"])
+    if first is None or first["type"] not in DATA_DEPENDENT or first["id"] in dynamic:
+        return False
+    again = bounded_source(graph, graph.body_result(while_node, position))
+    return again is not None and again["id"] in dynamic
+
+
 def check(graph: OpGraph, ctx: Context):
     """A loop variable enters a while loop with a static shape, leaves it with a less known one,
-    and the body makes it with concat/pad from itself: it grows, which XLA cannot compile."""
+    and the body makes it with concat/pad from itself: it grows, which XLA cannot compile. Or it
+    enters with a data-dependent size XLA knows when compiling and the body makes it with a bounded one."""
+    dynamic: frozenset[str] | None = None
     for node in graph.nodes():
         if node["type"] not in WHILE_OPS:
             continue
         for position, (inp, out) in enumerate(zip(node["inputs"], node["outputs"])):
             before, after = inp.get("shape"), out.get("shape")
-            if inp["dtype"] in ("variant", "resource") or before is None or None in before:
+            if inp["dtype"] in ("variant", "resource") or before is None:
+                continue
+            if None in before:
+                if dynamic is None:
+                    dynamic = frozenset(n["id"] for n in dynamic_size_ops(graph, ctx.support, ctx.device))
+                if _static_then_bounded(graph, node, position, dynamic):
+                    yield Hit(
+                        "XLA105",
+                        f"loop variable {position} of the while loop enters with a data-dependent size that "
+                        "XLA knows when compiling (made from constants or from an argument whose value it bakes "
+                        "in) and the body makes it again with a size known only at run time: XLA needs every "
+                        "loop variable to keep its shape",
+                        "Make the value the same way on both sides: compute it inside the loop only, or keep the "
+                        "argument's value out of shapes (XLA102) so that both sizes stay dynamic, or use a "
+                        "fixed-size form (a mask multiply or 3-argument tf.where).",
+                        node=node["id"], api="while_loop",
+                    )
+                    break
                 continue
             if after != before and _grows(graph, node, position):
                 yield Hit(
