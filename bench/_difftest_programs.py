@@ -4,8 +4,9 @@ A program is a few independent *steps*, each one op of ``OPS`` applied to one ar
 case function, wrapped in one ``TEMPLATES`` form (plain, a while loop, a cond, a nested
 tf.function, a helper, a GradientTape, a TensorArray, a variable update, map_fn, switch_case).
 Steps are independent, so a program stays valid when steps are removed: that is what the
-minimiser relies on. ``render`` writes a program as a user file in the corpus format (one module-level ``case`` with an
-``input_signature``), every step on a line of its own, so a finding's line names its step.
+minimiser relies on. ``render`` writes a program as a user file in the corpus format (one
+module-level ``case`` with an ``input_signature``), every step on a line of its own, so a
+finding's line names its step.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The differential tester (bench/difftest.py) finds a disagreement planted in xlalint and minimises it,
-and on a fixed seed xlalint agrees with the real compiler on every generated program's verdict."""
+"""The differential tester (bench/difftest.py) finds a disagreement planted in xlalint and minimises it
+(judging the run again without the plant finds none), and on a fixed seed xlalint agrees with the
+real compiler on every generated program's verdict."""
 
 from __future__ import annotations
 
@@ -49,6 +50,11 @@ def test_a_planted_wrong_rule_is_found_and_minimised(tmp_path: Path):
     assert "plain wrapper; steps: abs(x0)." in case  # one step left, no wrapper
     assert case.count("tf.abs(") == 1 and "tf.square(" not in case and "tf.negative(" not in case
     assert "Expected: compiles" in case
+
+    again = difftest.recheck(tmp_path / "out")  # the saved graphs judged by this process's rules: none planted
+    assert [r["name"] for r in again["rows"]] == [r["name"] for r in result["rows"]]
+    assert not [r for r in again["rows"] if r["category"]]
+    assert {r["verdict"] for r in again["rows"] if r["name"] in {p["name"] for p in planted}} == {"compatible"}
 
 
 def test_xlalint_agrees_with_the_compiler_on_a_fixed_seed(tmp_path: Path):
