@@ -164,6 +164,8 @@ def test_a_loop_variable_grown_by_concat_of_itself(body_result, leaves_with, exp
     ("constant", "where", [("XLA103", "again"), ("XLA105", "while")]),  # [2, 1] before, [<=3, 1] after
     ("argument", "where", [("XLA103", "again"), ("XLA103", "first")]),  # bounded on both sides
     ("constant", "same", []),  # the body returns it unchanged
+    # the body needs the mask's value (a shape from it): XLA passes the constant in, both sides static
+    ("constant", "where, shape from mask", [("XLA102", "shaped"), ("XLA103", "again")]),
 ])
 def test_a_loop_variable_sized_when_compiling_then_bounded_by_the_body(first, body, expected):
     """``y = tf.where(m)`` before a loop whose body makes ``y = tf.where(m)`` again (found by bench/difftest.py)."""
@@ -174,7 +176,9 @@ def test_a_loop_variable_sized_when_compiling_then_bounded_by_the_body(first, bo
     b.op("while", "StatelessWhile", [start, b.arg("m", dtype="bool", shape=[3])], calls={"body": ["body"]},
          outputs=2, **where)
     carried, mask = b.arg("y", "int64", [None, 1], function="body"), b.arg("mask", "bool", [3], function="body")
-    b.function("body", [b.op("again", "Where", [mask], function="body", **where) if body == "where" else carried, mask])
+    if body.endswith("shape from mask"):
+        b.op("shaped", "Reshape", [b.arg("t", function="body"), mask], args=["tensor", "shape"], function="body")
+    b.function("body", [b.op("again", "Where", [mask], function="body", **where) if body != "same" else carried, mask])
     assert hits(b.build()) == expected
 
 

@@ -6,7 +6,9 @@ The second: when XLA bakes an argument's value in (a size computed from it, XLA1
 ``tf.boolean_mask`` of it before the loop gets a static size, while the body, compiled on its own,
 sees the argument as a value and makes the same mask with a bounded size. Measured on TF 2.21
 CPU: "Input and output shapes of loop body do not match: (... s32[8,1] ...) vs. (... s32[<=12,1]
-...)". The same happens when the first value is made from constants.
+...)". The same happens when the first value is made from constants. Not when the body itself needs
+the argument's value (a ``tf.repeat`` by counts from it): XLA then passes the value into the body as
+a constant, and the body's selection is static too (measured: it compiles).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import networkx as nx
 
 from xlalint.analyses.data_dependent import DATA_DEPENDENT, bounded_source, dynamic_size_ops
+from xlalint.analyses.values import SPECIALIZED, constant_inputs
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.opgraph import WHILE_OPS, OpGraph
 
@@ -28,14 +31,28 @@ def _grows(graph: OpGraph, while_node: dict, position: int) -> bool:
             and graph.functions[body]["inputs"][position] in nx.ancestors(graph.graph, src))
 
 
-def _static_then_bounded(graph: OpGraph, while_node: dict, position: int, dynamic: frozenset[str]) -> bool:
+def _given_as_constants(graph: OpGraph, body: str, node_id: str, ctx: Context) -> bool:
+    """Every argument of ``body`` that ``node_id`` reads is one the body needs as a compile-time
+    constant: XLA passes the caller's constant in, and ``node_id`` is sized when compiling."""
+    arguments = set(graph.functions[body]["inputs"])
+    needed: set[str] = set()
+    for node, inp, value in constant_inputs(graph, ctx.support):
+        if node["function"] == body and value.verdict == SPECIALIZED:
+            needed |= (nx.ancestors(graph.graph, inp["src"]) | {inp["src"]}) & arguments
+    read = nx.ancestors(graph.graph, node_id) & arguments
+    return bool(read) and read <= needed
+
+
+def _static_then_bounded(graph: OpGraph, while_node: dict, position: int, dynamic: frozenset[str],
+                         ctx: Context) -> bool:
     """Loop variable ``position`` starts as a data-dependent op XLA sizes when compiling, and the
     body returns it from one XLA sizes only at run time."""
     first = bounded_source(graph, while_node["inputs"][position]["src"])
     if first is None or first["type"] not in DATA_DEPENDENT or first["id"] in dynamic:
         return False
     again = bounded_source(graph, graph.body_result(while_node, position))
-    return again is not None and again["id"] in dynamic
+    (body,) = while_node["calls"]["body"]
+    return again is not None and again["id"] in dynamic and not _given_as_constants(graph, body, again["id"], ctx)
 
 
 def check(graph: OpGraph, ctx: Context):
@@ -53,7 +70,7 @@ def check(graph: OpGraph, ctx: Context):
             if None in before:
                 if dynamic is None:
                     dynamic = frozenset(n["id"] for n in dynamic_size_ops(graph, ctx.support, ctx.device))
-                if _static_then_bounded(graph, node, position, dynamic):
+                if _static_then_bounded(graph, node, position, dynamic, ctx):
                     yield Hit(
                         "XLA105",
                         f"loop variable {position} of the while loop enters with a data-dependent size that "
