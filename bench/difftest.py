@@ -3,6 +3,7 @@
     python bench/difftest.py --seed 7 --n 400                 # 400 programs of seed 7
     python bench/difftest.py --seed 7 --n 2000 --seconds 3600 --jobs 2
     python bench/difftest.py --seed 7 --ops abs,cumsum --n 20   # only these ops
+    python bench/difftest.py --seed 7 --n 2000 --recheck        # that run judged by the current rules
 
 Programs come from ``bench/_difftest_programs.py`` (ops x dtypes x shapes x control-flow
 wrappers), each written as a user file under ``--out`` (default ``.difftest/seed-N``). A
@@ -20,7 +21,9 @@ minimised (its steps removed one at a time, its wrapper made plain, while the di
 stays) and written to ``--out``/minimised/ as a corpus-shaped case.
 
 Results go to ``--out``/results.jsonl, one line per program: a second run with the same seed
-and ``--out`` skips what is done (resumable). Exits 0: it is a report.
+and ``--out`` skips what is done (resumable). Each traced graph is saved in ``--out``/graphs, so
+that ``--recheck`` judges the run again with the current rules without TensorFlow (the
+compiler's side kept; rechecked.jsonl). Exits 0: it is a report.
 """
 
 from __future__ import annotations
