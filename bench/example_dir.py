@@ -86,10 +86,9 @@ loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 @tf.function(input_signature=[tf.TensorSpec([{batch}, {width}], tf.float32), tf.TensorSpec([{batch}], tf.int32)])
 def train_step(features, labels):
     with tf.GradientTape() as tape:
-        logits = model(features, training=True)
-        loss = loss_fn(labels, logits)
-    grads = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        loss = loss_fn(labels, model(features, training=True)) + tf.add_n(model.losses or [0.0])
+    grads, _ = tf.clip_by_global_norm(tape.gradient(loss, model.trainable_weights), 1.0)
+    optimizer.apply_gradients(zip(grads, model.trainable_weights))
 {blocker}    return loss
 '''
 DATA_MAP = '''import numpy as np
