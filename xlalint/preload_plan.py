@@ -36,7 +36,7 @@ def preloads(paths: list[str], libraries: tuple[str, ...] = OPTIONAL) -> list[st
     wanted: set[str] = set()
     for path in paths:
         source, unreadable = read_source(path)  # a notebook: its code cells; a SavedModel: unreadable
-        if not unreadable:
+        if not unreadable and any(name in source for name in libraries):  # most files: no parse
             wanted |= imported_roots(source) & set(libraries)
         if wanted == set(libraries):
             break

@@ -64,7 +64,10 @@ def warm() -> None:
 
     for name in CHECK_MODULES:
         importlib.import_module(name)
-    tf.autograph.to_graph(_converted_once)
+    try:
+        tf.autograph.to_graph(_converted_once)
+    except Exception:  # noqa: BLE001 - e.g. no source to read: each child then converts from scratch
+        pass
     for module in list(sys.modules.values()):
         filename = getattr(module, "__file__", None)
         if isinstance(filename, str):
