@@ -60,8 +60,7 @@ import tensorflow as tf
 class Residual(keras.layers.Layer):
     def __init__(self, units, **kwargs):
         super().__init__(**kwargs)
-        self.inner = keras.layers.Dense(units, activation="relu")
-        self.outer = keras.layers.Dense(units)
+        self.inner, self.outer = keras.layers.Dense(units, activation="gelu"), keras.layers.Dense(units)
 
     def call(self, x):
         y = self.outer(self.inner(x))
