@@ -161,7 +161,7 @@ class _Server:
             raise WorkerError(f"could not start the TensorFlow worker: {reason}")
         self.tensorflow = ready["tensorflow"]
         self.forks = ready.get("fork", False)
-        self.threaded = ready.get("threaded", [])  # preloaded libraries that started threads: do not fork
+        self.threaded = ready.get("threaded", [])  # preloaded libraries that started threads: replace it
 
     @property
     def alive(self) -> bool:

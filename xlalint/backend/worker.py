@@ -1,9 +1,9 @@
 """The tracing server: import TensorFlow once, then check each user file in a fresh forked child.
 
 Started as ``worker [LIBRARY...]``: the optional libraries to import before forking
-(``xlalint.preload_plan``). Reads one JSON request per line on stdin (the file, what to trace, and where to write
-its result and its output) and writes one JSON message per line to the descriptor that
-was stdout when it started: ``ready`` (versions; ``threaded``: the preloaded libraries that
+(``xlalint.preload_plan``). Reads one JSON request per line on stdin (the file, what to
+trace, and where to write its result and its output) and writes one JSON message per line
+to the descriptor that was stdout when it started: ``ready`` (versions; ``threaded``: the preloaded libraries that
 started threads, after which the server must not fork) or ``fatal`` (no TensorFlow), then
 ``start`` (the child's pid) and ``exit`` (its exit code) for each file. The child writes
 the file's result to the request's result path; the user's prints go to its log.
