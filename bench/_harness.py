@@ -16,9 +16,11 @@ same functions; arguments are seeded tensors from the signatures, ``None`` dims 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # this checkout's xlalint, also where another one is installed
 PAGE = os.sysconf("SC_PAGE_SIZE")
 HLO_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%\S+ = ", re.MULTILINE)
 
@@ -126,6 +129,54 @@ def _lower_child(targets: list[str]) -> dict:
                 entry["error"] = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
             entry["lower_s"] = time.perf_counter() - started
     return result
+
+
+@contextlib.contextmanager
+def checkouts(revisions: list[str]):
+    """``{label: directory}``: each revision checked out (``git worktree``) in a temporary folder, and
+    ``"this checkout"``; the worktrees are removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="xlalint-before-") as tmp:
+        made = {}
+        try:
+            for rev in revisions:
+                folder = Path(tmp) / rev.replace("/", "_")
+                subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(folder), rev],
+                               check=True)
+                made[rev] = folder
+            yield {**made, "this checkout": REPO}
+        finally:
+            for folder in made.values():
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(folder)], check=False)
+
+
+def side_by_side(files: list[str], sides: dict[str, Path], repeat: int, jobs=(1, 2)) -> dict:
+    """``{(side, jobs): median measure}`` of ``xlalint FILES --no-cache --device cpu --jobs J`` run from
+    each side's folder (``python -m`` imports that folder's xlalint), alternating sides and job counts
+    so that all see the same machine load."""
+    runs: dict[tuple[str, int], list[dict]] = {}
+    for _ in range(repeat):
+        for side, folder in sides.items():
+            for count in jobs:
+                runs.setdefault((side, count), []).append(
+                    measure(xlalint_command(files, "--no-cache", "--device", "cpu", "--jobs", str(count)), cwd=folder))
+    return {key: {field: statistics.median(r[field] for r in values) for field in ("wall_s", "cpu_s", "peak_mb")}
+            | {"stdout": values[-1]["stdout"], "rc": values[-1]["rc"]} for key, values in runs.items()}
+
+
+def print_sides(result: dict, sides: list[str], count: int) -> None:
+    """One line per side: wall and CPU for --jobs 1 and 2, speedup, peak memory; then each side's cost per
+    file against the first side (``--jobs 1``, wall and CPU)."""
+    print(f"{'':28}{'jobs 1 wall':>12}{'CPU':>8}{'jobs 2 wall':>12}{'CPU':>8}{'speedup':>9}{'peak MB 1|2':>14}")
+    for side in sides:
+        one, two = result[(side, 1)], result[(side, 2)]
+        print(f"  {side:26}{one['wall_s']:10.1f} s{one['cpu_s']:6.1f} s{two['wall_s']:10.1f} s{two['cpu_s']:6.1f} s"
+              f"{one['wall_s'] / two['wall_s']:8.2f}x{one['peak_mb']:8,.0f}|{two['peak_mb']:,.0f}")
+    base = result[(sides[0], 1)]
+    for side in sides:
+        one = result[(side, 1)]
+        print(f"  per file, {side}: {one['wall_s'] / count:.3f} s wall, {one['cpu_s'] / count:.3f} s CPU; against "
+              f"{sides[0]}: {(one['wall_s'] - base['wall_s']) / count:+.3f} s wall, "
+              f"{(one['cpu_s'] - base['cpu_s']) / count:+.3f} s CPU")
 
 
 def ratio(a: float, b: float) -> str:

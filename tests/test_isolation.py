@@ -57,6 +57,27 @@ os.fork()
 def h(x):
     return x + 1.0
 """
+SETS_KERAS_STATE = """import keras
+import tensorflow as tf
+
+keras.mixed_precision.set_global_policy("mixed_float16")
+keras.config.set_floatx("float64")
+tf.config.optimizer.set_jit(True)
+
+
+@keras.saving.register_keras_serializable(package="isolation")
+class Dense(keras.layers.Layer):
+    def call(self, x):
+        return x * 2.0
+
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), Dense()])
+"""
+PLAIN_KERAS = """import keras
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
+model.compile(optimizer="sgd", loss="mse")
+"""
 NO_AUTOGRAPH = """import tensorflow as tf
 
 
@@ -127,10 +148,21 @@ def test_same_named_helpers_of_sibling_packages_are_not_shared(tmp_path):
     assert code == 1
 
 
-def test_a_module_that_patches_tensorflow_does_not_hide_the_next_files_blocker(tmp_path):
-    _write(tmp_path, {"patch.py": PATCHES_TF, "z.py": BLOCKER.format(comment="")})
-    report, code = run_json("patch.py", "z.py", "--device", "cpu", "--no-cache", cwd=tmp_path)
+def test_modules_that_patch_tensorflow_or_set_keras_state_leave_the_next_files_answer_alone(tmp_path):
+    """Keras and TensorFlow are imported once, before the files: a file's global settings (mixed
+    precision, floatx, auto-clustering, a registered class) must not reach the next file's child."""
+    _write(tmp_path, {"patch.py": PATCHES_TF, "z.py": BLOCKER.format(comment=""),
+                      "a_plain.py": PLAIN_KERAS, "b_state.py": SETS_KERAS_STATE, "c_plain.py": PLAIN_KERAS})
+    report, code = run_json("a_plain.py", "b_state.py", "c_plain.py", "patch.py", "z.py", "--device", "cpu",
+                            "--no-cache", "--jobs", "1", cwd=tmp_path)
     assert ("z.py", 7, "XLA001") in _findings(report) and code == 1
+    before, after = ([{k: v for k, v in e.items() if k != "path"} for e in report["entries"] if e["path"] == name]
+                     for name in ("a_plain.py", "c_plain.py"))
+    assert before == after and [e["name"] for e in before] == ["model", "model.fit"]
+    assert {f["code"] for f in report["findings"] if f["path"] == "a_plain.py"} == {
+        f["code"] for f in report["findings"] if f["path"] == "c_plain.py"}
+    state = [e for e in report["entries"] if e["path"] == "b_state.py"]
+    assert [e["name"] for e in state] == ["model"] and state[0]["ops"] > before[0]["ops"]  # float16 casts
 
 
 @WAYS

@@ -21,7 +21,7 @@ HOW_TO_TRACE = (" Not traced, so found by API name only: to check it fully, give
 def _reached(entries: list[dict]) -> tuple[set[str], set[tuple[str, int]]]:
     """Names of the traced entries and of the tf.functions their graphs call; the user lines their ops came from."""
     names: set[str] = set()
-    places: set[tuple[str, int]] = set()
+    lines: set[tuple[str, int]] = set()
     for entry in entries:
         graph = entry.get("graph")
         if not graph:
@@ -29,10 +29,11 @@ def _reached(entries: list[dict]) -> tuple[set[str], set[tuple[str, int]]]:
         names.add(entry["name"])
         names.update(m.group(1) for f in graph["functions"] if (m := re.fullmatch(r"__inference_(.+)_\d+", f)))
         for node in graph["nodes"]:
-            places.update((os.path.realpath(f), line) for f, line, _ in node.get("frames", ()))
+            lines.update((f, line) for f, line, _ in node.get("frames", ()))
             if node.get("layer"):
-                places.add((os.path.realpath(node["layer"]["file"]), node["layer"]["line"]))
-    return names, places
+                lines.add((node["layer"]["file"], node["layer"]["line"]))
+    real = {f: os.path.realpath(f) for f in {f for f, _ in lines}}  # a few files, thousands of ops
+    return names, {(real[f], line) for f, line in lines}
 
 
 def untraced(static: list[Finding], entries: list[dict], traced: list[Finding]) -> list[Finding]:

@@ -25,6 +25,7 @@ from typing import IO, cast
 from dataclasses import dataclass
 
 from xlalint.gc_pause import gc_paused
+from xlalint.preload_plan import preloads
 from xlalint.python_child import module_command
 from xlalint.wire import FileResult, Request, file_result
 
@@ -140,12 +141,12 @@ class _Channel:
 class _Server:
     """One tracing server: TensorFlow imported, ready to check files one at a time."""
 
-    def __init__(self, env: dict, workdir: str, max_memory_mb: int):
+    def __init__(self, env: dict, workdir: str, max_memory_mb: int, preload: list[str]):
         self.workdir = workdir
         self.max_memory_mb = max_memory_mb
         self.child: int | None = None  # the process checking a file right now
         self.log = tempfile.NamedTemporaryFile(dir=workdir, prefix="server-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(module_command("xlalint.backend.worker"), stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(module_command("xlalint.backend.worker", *preload), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd(),
                                      start_new_session=True)
         self.log.close()  # the server has its own descriptor for it
@@ -160,6 +161,7 @@ class _Server:
             raise WorkerError(f"could not start the TensorFlow worker: {reason}")
         self.tensorflow = ready["tensorflow"]
         self.forks = ready.get("fork", False)
+        self.threaded = ready.get("threaded", [])  # preloaded libraries that started threads: replace it
 
     @property
     def alive(self) -> bool:
@@ -236,7 +238,11 @@ class _Run:
         self.servers: list[_Server] = []
         self.lock = threading.Lock()
         self.workdir = tempfile.mkdtemp(prefix="xlalint-")
-        self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        self.preload = preloads([r["path"] for r in requests if not r.get("saved_model")])
+        # TMPDIR: AutoGraph writes a module file per converted function and removes it only at a
+        # normal exit, which a forked child never makes; the run's folder goes with the run.
+        self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
+                        TMPDIR=self.workdir)
         if not any((verify := r.get("verify")) and verify["device"] in (None, "gpu") for r in requests):
             self.env["CUDA_VISIBLE_DEVICES"] = ""  # trace what a CPU builds: Keras builds cuDNN ops where it sees a GPU
 
@@ -250,16 +256,25 @@ class _Run:
                 except queue.Empty:
                     return
                 if server is None or not server.alive:
-                    server = _Server(self.env, self.workdir, self.max_memory_mb)
-                    with self.lock:
-                        self.servers.append(server)
-                        self.tensorflow = server.tensorflow
+                    server = self._start()
                 self.results[request["path"]] = server.check(request, number, self.timeout, self.progress)
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             self.failure = self.failure or error
         finally:
             if server is not None:
                 server.kill()
+
+    def _start(self) -> _Server:
+        """A new server; one whose preloads started threads is replaced by one without them."""
+        server = _Server(self.env, self.workdir, self.max_memory_mb, self.preload)
+        with self.lock:
+            self.servers.append(server)
+            self.tensorflow = server.tensorflow
+        if server.threaded and server.forks:
+            server.kill()
+            self.preload = [name for name in self.preload if name not in server.threaded]
+            return self._start()
+        return server
 
     def close(self) -> None:
         """Kill every process of the run and remove its files."""

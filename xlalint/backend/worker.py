@@ -1,8 +1,10 @@
 """The tracing server: import TensorFlow once, then check each user file in a fresh forked child.
 
-Reads one JSON request per line on stdin (the file, what to trace, and where to write
-its result and its output) and writes one JSON message per line to the descriptor that
-was stdout when it started: ``ready`` (versions) or ``fatal`` (no TensorFlow), then
+Started as ``worker [LIBRARY...]``: the optional libraries to import before forking
+(``xlalint.preload_plan``). Reads one JSON request per line on stdin (the file, what to
+trace, and where to write its result and its output) and writes one JSON message per line
+to the descriptor that was stdout when it started: ``ready`` (versions; ``threaded``: the preloaded libraries that
+started threads, after which the server must not fork) or ``fatal`` (no TensorFlow), then
 ``start`` (the child's pid) and ``exit`` (its exit code) for each file. The child writes
 the file's result to the request's result path; the user's prints go to its log.
 """
@@ -269,8 +271,6 @@ def main() -> None:
         import tensorflow as tf
 
         import xlalint.backend.discover  # noqa: F401 - imported once here, not once per file
-        import xlalint.backend.graph_export  # noqa: F401
-        import xlalint.backend.keras_jit  # noqa: F401
     except ImportError as error:
         _send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
         return
@@ -280,8 +280,14 @@ def main() -> None:
         return
     recorder.install()
     forking = FORK_SAFE and os.environ.get("XLALINT_NO_FORK") != "1"
+    threaded: list[str] = []
+    if forking:  # a process that checks one file only has nothing to share
+        from xlalint.backend.preload import import_optional, warm
+
+        threaded = import_optional(sys.argv[1:])
+        warm()
     _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__,
-                    "import_s": time.perf_counter() - started, "fork": forking})
+                    "import_s": time.perf_counter() - started, "fork": forking, "threaded": threaded})
     for line in sys.stdin:
         request = json.loads(line)
         if not forking:

@@ -1,0 +1,42 @@
+"""Which optional libraries the tracing server imports before forking: read from the files' imports."""
+
+from __future__ import annotations
+
+import nbformat
+
+from xlalint.backend.preload import import_optional
+from xlalint.preload_plan import imported_roots, preloads
+
+
+def test_imports_at_any_depth_are_read_relative_ones_are_not():
+    source = ("import os.path, tf_keras as k\nfrom transformers.models import bert\nfrom . import sibling\n"
+              "def f():\n    import tensorflow_probability as tfp\n    return tfp\n")
+    assert imported_roots(source) == {"os", "tf_keras", "transformers", "tensorflow_probability"}
+
+
+def test_a_file_python_cannot_parse_asks_for_nothing():
+    assert imported_roots("import tf_keras\ndef broken(:\n") == set()
+
+
+def test_only_installed_libraries_that_a_file_imports_are_preloaded(tmp_path):
+    (tmp_path / "a.py").write_text("import json\nimport not_installed_anywhere\n")
+    (tmp_path / "b.py").write_text("from email import message\n")
+    (tmp_path / "c.py").write_bytes(b"\xff\xfe not utf-8")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import csv")])
+    nbformat.write(notebook, str(tmp_path / "n.ipynb"))
+    paths = [str(tmp_path / name) for name in ("a.py", "b.py", "c.py", "n.ipynb")]
+    libraries = ("csv", "email", "json", "not_installed_anywhere", "sqlite3")
+    assert preloads(paths, libraries) == ["csv", "email", "json"]  # in the given order, imported and installed
+    assert preloads(paths[1:2], libraries) == ["email"]
+    assert preloads([str(tmp_path / "saved_model_dir")], libraries) == []
+
+
+def test_a_library_that_starts_a_thread_at_import_is_named_for_a_server_without_it(tmp_path, monkeypatch):
+    """Forking after a thread started is unsafe: the server reports such a library (the client then
+    starts one without it); a missing or broken one is left to the files that import it."""
+    (tmp_path / "quiet_lib.py").write_text("VALUE = 1\n")
+    (tmp_path / "threaded_lib.py").write_text(
+        "import threading\nimport time\n\nthreading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n")
+    (tmp_path / "broken_lib.py").write_text("raise RuntimeError('broken install')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_optional(["quiet_lib", "threaded_lib", "broken_lib", "missing_lib"]) == ["threaded_lib"]
