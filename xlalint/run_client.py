@@ -16,9 +16,9 @@ import subprocess
 import tempfile
 from typing import Any
 
+from xlalint.child_end import death, kill_group
 from xlalint.python_child import module_command
 from xlalint.run_scratch import make_scratch, remove_scratch
-from xlalint.worker_client import _death, _kill_group
 
 IMPORT_ALLOWANCE_S = 120.0  # importing TensorFlow (not counted in the budget) and writing the result
 
@@ -51,7 +51,7 @@ def run_script(script: str | None, module: str | None, argv: list[str], budget: 
         except subprocess.TimeoutExpired:
             code, killed = None, True
         finally:
-            _kill_group(child.pid)  # whatever the script started goes with it
+            kill_group(child.pid)  # whatever the script started goes with it
             child.wait()
         return _result(request["result"], code, killed, budget, log_path)
     finally:
@@ -66,7 +66,7 @@ def _result(path: str, code: int | None, killed: bool, budget: float, log: str) 
     if result is None:
         if killed or code is None:  # killed: no exit code
             return {"error": f"the run was killed {IMPORT_ALLOWANCE_S:g}s past its budget, before it captured anything"}
-        return {"error": _death(code, log).replace("the traced module", "the run")}
+        return {"error": death(code, log, "the run")}
     if result.get("stop") is None:  # killed from outside while it ran: keep what it captured
         result["stop"] = {"kind": "budget", "where": None,
                           "reason": f"the run did not stop at its budget of {budget:g}s and was killed"}

@@ -16,7 +16,6 @@ import os
 import queue
 import select
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -24,6 +23,7 @@ import time
 from typing import IO, cast
 from dataclasses import dataclass
 
+from xlalint.child_end import death, kill_group
 from xlalint.gc_pause import gc_paused
 from xlalint.preload_plan import preloads
 from xlalint.python_child import module_command
@@ -32,7 +32,6 @@ from xlalint.wire import FileResult, Request, file_result
 IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
 EXIT_WAIT_S = 30.0  # for the server to report a child it was told to kill
 MEMORY_POLL_S = 0.1  # how often a process's resident memory is read while waiting for it
-LOG_TAIL_BYTES = 64 << 10  # how much of a file's output is read back for its error message
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # The server never starts with the working directory first on sys.path (module_command): a
 # ./json.py must not shadow the standard library. The user's file directory comes first only in
@@ -56,38 +55,6 @@ def _resident_bytes(pid: int) -> int:
             return int(statm.read().split()[1]) * PAGE
     except (OSError, IndexError, ValueError):
         return 0
-
-
-def _kill_group(pid: int | None) -> None:
-    if pid:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def _is_tensorflow_log(line: str) -> bool:
-    """TensorFlow's own info/warning lines (absl format), which say nothing about the user's file."""
-    return line.startswith(("WARNING: All log messages before absl", "I0000", "W0000")) or (
-        len(line) > 5 and line[0] in "IW" and line[1:5].isdigit() and line[5] == " ")
-
-
-def _tail(path: str) -> str:
-    """The last meaningful line a file's check printed, reading at most LOG_TAIL_BYTES of it."""
-    try:
-        with open(path, "rb") as log:
-            log.seek(max(0, os.fstat(log.fileno()).st_size - LOG_TAIL_BYTES))
-            text = log.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not _is_tensorflow_log(line)]
-    return lines[-1][:300] if lines else ""
-
-
-def _death(code: int, log: str) -> str:
-    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
-    tail = _tail(log)
-    return f"the traced module {how}" + (f": {tail}" if tail else "")
 
 
 class _Channel:
@@ -157,7 +124,7 @@ class _Server:
             self.kill()
             reason = ready["message"] if ready else (
                 f"it exceeded the memory limit of {max_memory_mb} MB (see --max-memory)"
-                if self.channel.over_memory else _death(self.proc.wait(), self.log.name))
+                if self.channel.over_memory else death(self.proc.wait(), self.log.name))
             raise WorkerError(f"could not start the TensorFlow worker: {reason}")
         self.tensorflow = ready["tensorflow"]
         self.forks = ready.get("fork", False)
@@ -169,8 +136,8 @@ class _Server:
 
     def kill(self) -> None:
         """Kill the file's process group and the server's, now, and close the pipes to it."""
-        _kill_group(self.child)
-        _kill_group(self.proc.pid)
+        kill_group(self.child)
+        kill_group(self.proc.pid)
         self.proc.wait()
         self.requests.close()
         self.answers.close()
@@ -201,7 +168,7 @@ class _Server:
                        "(see --max-memory)" if self.channel.over_memory
                        else f"timed out after {timeout:g}s while importing or tracing (see --timeout)")
             self.channel.over_memory = False
-            _kill_group(self.child)
+            kill_group(self.child)
             if self.forks:
                 end = self.channel.read(EXIT_WAIT_S, self.proc.pid)
         result = self._outcome(request, files, end, stopped)
@@ -216,7 +183,7 @@ class _Server:
             with open(files["result"], encoding="utf-8") as handle, gc_paused():
                 return json.load(handle)
         except (OSError, ValueError):
-            error = stopped or _death(end["code"] if end else self.proc.wait(), files["log"])
+            error = stopped or death(end["code"] if end else self.proc.wait(), files["log"])
             return file_result(request["path"], error)
         finally:  # a run of many files keeps none of them on disk
             for path in files.values():
