@@ -111,6 +111,7 @@ def test_the_partial_batch_is_fixed_by_drop_remainder(runs):
     [finding] = [f for f in runs[1]["XLA108"]["findings"] if f["code"] == "XLA108"]
     assert "1000 elements in batches of 64 leave 40" in finding["message"] and "float32[None,8]" in finding["message"]
     assert finding["fix"]["safety"] == "unsafe" and finding["related"][0]["line"] == 10
+    assert any("with (float32[64,8]) from a dataset of (float32[None,8])" in r["message"] for r in finding["related"])
     bad = REPO / "rules" / "XLA108" / "bad.py"
     rule = RULES["XLA108"]
     new, fixed = edit(str(bad), bad.read_bytes(), [rule.finding("", "", str(bad), finding["line"], fixable=True)])

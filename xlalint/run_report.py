@@ -27,6 +27,17 @@ from xlalint.support import load_support
 from xlalint.wire import EntryRecord, file_result
 
 
+def _call_text(record: dict) -> str:
+    """`f` called here, in `main()`, with (the first call's shapes) from a dataset of (its relaxed spec)."""
+    seen = signature_text(record["signature"])
+    caller = "at module level" if record["call"][2] == "<module>" else f"in `{record['call'][2]}()`"
+    text = f"`{record['name']}` called here, {caller}, with ({seen})"
+    relaxed = [signature_text(spec) for spec in record.get("dataset_specs", ())]
+    if relaxed and relaxed[0] != seen:
+        text += f" from a dataset of ({relaxed[0]})"
+    return text + (f", traced {record['traces']} times" if record["traces"] > 1 else "")
+
+
 def _site(where: list | None) -> str:
     if not where:
         return "an unknown place"
@@ -108,10 +119,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     for path, entries in by_file.items():
         produced += file_findings(report, file_result(path, entries=entries), support, options, False)
     produced += _run_rule_findings(report, records, suppressions, options)
-    calls = {r["name"]: Related(display_path(r["call"][0]), r["call"][1],
-                                f"`{r['name']}` called here, in `{r['call'][2]}()`, with ({signature_text(r['signature'])})"
-                                + (f", traced {r['traces']} times" if r["traces"] > 1 else ""))
-             for r in records if r.get("call")}
+    calls = {r["name"]: Related(display_path(r["call"][0]), r["call"][1], _call_text(r)) for r in records if r.get("call")}
     produced = [replace(p, finding=_with_call(p.finding, calls.get(p.finding.entry))) for p in produced]
     produced += map(Produced, source_findings(os.path.abspath(script), options))
     report.findings = in_cells(one_per_place(select(report, produced, options, suppressions)))

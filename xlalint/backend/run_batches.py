@@ -1,10 +1,11 @@
-"""Which ``tf.data`` batches feed a captured call, and whether their dataset ends on a partial batch.
+"""Which ``tf.data`` datasets feed a captured call, their relaxed specs, and which end on a partial batch.
 
 A ``batch``/``padded_batch`` the user's code calls without ``drop_remainder=True`` on a dataset
 whose size is not a multiple of the batch (or not known) is remembered with its line; a ``for``
 loop's iterator is tied to the dataset it walks (through ``map``, ``prefetch``... to that batch);
-the element it gave last is matched, tensor by tensor, with a captured call's arguments. The
-dataset's ``element_spec`` is the relaxed spec: ``None`` where the last batch is smaller.
+the element it gave last is matched, tensor by tensor, with a captured call's arguments. Any
+dataset's ``element_spec`` is its relaxed spec (``None`` where a batch can be smaller), shown
+beside the concrete shapes of the first call it feeds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Batches:
     def __init__(self):
         self._partial: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # batched dataset -> its batch
         self._feeds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # iterator -> its dataset's batch
+        self._relaxed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # iterator -> its dataset's spec
         self._last: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # iterator -> its last element
 
     def install(self) -> None:
@@ -48,10 +50,11 @@ class Batches:
                                   "left": count % size if count >= 0 else None}
 
     def _on_iter(self, iterator, dataset) -> None:
+        specs = [s for s in tf.nest.flatten(dataset.element_spec) if isinstance(s, tf.TensorSpec)]
+        self._relaxed[iterator] = [spec_json(s) for s in specs]
         batch = self._batch_of(dataset)
         if batch is not None:
-            specs = [s for s in tf.nest.flatten(dataset.element_spec) if isinstance(s, tf.TensorSpec)]
-            self._feeds[iterator] = {**batch, "relaxed": [spec_json(s) for s in specs]}
+            self._feeds[iterator] = {**batch, "relaxed": self._relaxed[iterator]}
 
     def _batch_of(self, dataset) -> dict | None:
         """The partial batch ``dataset`` is made from, searching its inputs breadth first."""
@@ -68,11 +71,12 @@ class Batches:
 
     def gave(self, iterator, element) -> None:
         """The element a loop's ``next()`` just returned."""
-        if iterator in self._feeds:
+        if iterator in self._relaxed:
             self._last[iterator] = tf.nest.flatten(element)
 
-    def feeding(self, args, kwargs) -> list[dict]:
-        """The partial batches whose loops' last elements are among these call arguments."""
+    def feeding(self, args, kwargs) -> tuple[list[dict], list[list[dict]]]:
+        """``(partial batches, relaxed specs)`` of the loops whose last elements are among these call arguments."""
         given = {id(value) for value in tf.nest.flatten((args, kwargs))}
-        return [batch for iterator, batch in self._feeds.items()
-                if any(id(value) in given for value in self._last.get(iterator, ()))]
+        iterators = [iterator for iterator, last in self._last.items() if any(id(value) in given for value in last)]
+        return ([self._feeds[i] for i in iterators if i in self._feeds],
+                [self._relaxed[i] for i in iterators if i in self._relaxed])

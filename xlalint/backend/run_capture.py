@@ -13,7 +13,8 @@ once the functions already captured were called again ``patience`` times with no
 Each record also keeps what only a run shows (the run rules read it): the arguments of each trace
 (``trace_args``), how many ``tf.function`` objects of one definition were called (``functions``,
 with where they were made), the variables its first trace created and whether TensorFlow could
-lift them out (``variables``, ``unliftable``), the partial batches that fed it, whether
+lift them out (``variables``, ``unliftable``), the partial batches and the relaxed specs of the
+datasets that fed it (``batches``, ``dataset_specs``), whether
 auto-clustering was on when it was captured (``auto_jit``: ``set_jit`` called, or ``TF_XLA_FLAGS``),
 and the devices of its variables where they are several (``resource_devices``).
 """
@@ -214,7 +215,7 @@ class Capture:
             self._running = False
 
     def _note(self, record: dict, function, args, kwargs, counted: bool) -> None:
-        """What this call adds: a new tf.function object of the definition, the partial batches feeding it."""
+        """What this call adds: a new tf.function object of the definition, the datasets feeding it."""
         objects = self._objects.setdefault(id(record), weakref.WeakSet())
         if counted and function not in objects:
             objects.add(function)
@@ -222,9 +223,13 @@ class Capture:
             made = self._made_at.get(function)
             if made and made not in record["made_at"] and len(record["made_at"]) < KEPT_TRACES:
                 record["made_at"].append(made)
-        for batch in self.batches.feeding(args, kwargs):
+        batches, relaxed = self.batches.feeding(args, kwargs)
+        for batch in batches:
             if batch not in record["batches"]:
                 record["batches"].append(batch)
+        for spec in relaxed:
+            if spec not in record["dataset_specs"]:
+                record["dataset_specs"].append(spec)
 
     def _trace(self, function, args, kwargs, key, where: dict, site, arguments):
         record = self._by_key.get(key)
@@ -237,7 +242,7 @@ class Capture:
         path, line = (where["path"], where["line"]) if where["path"] else (call or [None, 1])[:2]
         record = {**entry_record(where["name"], line, where["kind"], run_hooks.jit_compile(function), []),
                   "path": path, "call": call, "traces": 1, "calls": 0, "trace_args": [arguments], "functions": 0,
-                  "made_at": [], "batches": [], "variables": [], "unliftable": None, "auto_jit": self._auto_jit()}
+                  "made_at": [], "batches": [], "dataset_specs": [], "variables": [], "unliftable": None, "auto_jit": self._auto_jit()}
         self._by_key[key] = record
         self.records.append(record)
         started = time.perf_counter()
