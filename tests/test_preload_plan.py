@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import nbformat
+import os
 
-from xlalint.backend.preload import import_optional
+import nbformat
+import pytest
+
+from xlalint.backend import preload
 from xlalint.preload_plan import imported_roots, preloads
 
 
@@ -31,12 +34,22 @@ def test_only_installed_libraries_that_a_file_imports_are_preloaded(tmp_path):
     assert preloads([str(tmp_path / "saved_model_dir")], libraries) == []
 
 
-def test_a_library_that_starts_a_thread_at_import_is_named_for_a_server_without_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("proc", [True, False], ids=["linux-proc", "no-proc"])
+def test_a_library_that_starts_a_thread_at_import_is_named_for_a_server_without_it(tmp_path, monkeypatch, proc):
     """Forking after a thread started is unsafe: the server reports such a library (the client then
-    starts one without it); a missing or broken one is left to the files that import it."""
-    (tmp_path / "quiet_lib.py").write_text("VALUE = 1\n")
-    (tmp_path / "threaded_lib.py").write_text(
+    starts one without it); a missing or broken one is left to the files that import it. Threads are
+    counted from /proc where there is one, else from Python's own count."""
+    if proc and not os.path.isdir("/proc/self/task"):
+        pytest.skip("no /proc on this system")
+    if not proc:
+        def no_proc(path):
+            raise FileNotFoundError(path)
+        monkeypatch.setattr(preload.os, "listdir", no_proc)
+    suffix = "_proc" if proc else "_noproc"  # fresh module names: an imported module is not imported again
+    (tmp_path / f"quiet_lib{suffix}.py").write_text("VALUE = 1\n")
+    (tmp_path / f"threaded_lib{suffix}.py").write_text(
         "import threading\nimport time\n\nthreading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n")
-    (tmp_path / "broken_lib.py").write_text("raise RuntimeError('broken install')\n")
+    (tmp_path / f"broken_lib{suffix}.py").write_text("raise RuntimeError('broken install')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert import_optional(["quiet_lib", "threaded_lib", "broken_lib", "missing_lib"]) == ["threaded_lib"]
+    names = [f"{name}{suffix}" for name in ("quiet_lib", "threaded_lib", "broken_lib", "missing_lib")]
+    assert preload.import_optional(names) == [f"threaded_lib{suffix}"]

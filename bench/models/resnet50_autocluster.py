@@ -1,6 +1,6 @@
 """ResNet50 (Keras 3, no weights) under auto-clustering: a forward pass and a training step.
 
-Measured by ``python bench/autocluster_resnet.py`` against TensorFlow's own clusters."""
+Measured by ``python bench/_autocluster_truth.py bench/models/resnet50_autocluster.py`` against TensorFlow's own clusters (docs/autocluster.md)."""
 
 import keras
 import tensorflow as tf
