@@ -35,7 +35,9 @@ def rules_report() -> dict:
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one test process per usable core, at most 4 (each test starts TensorFlow processes of its own)."""
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    from xlalint.settings import usable_cores
+
+    return min(4, usable_cores())
 
 
 def module_marked_tf(path: Path) -> bool:

@@ -91,3 +91,26 @@ def test_clean_run_is_a_success_in_sarif(tmp_path):
     [invocation] = json.loads(done.stdout)["runs"][0]["invocations"]
     assert done.returncode == 0, done.stderr
     assert invocation == {"executionSuccessful": True, "toolExecutionNotifications": []}
+
+
+@pytest.mark.parametrize("affinity", [True, False], ids=["affinity-mask", "no-affinity-mask"])
+def test_jobs_default_to_the_usable_cores(monkeypatch, affinity):
+    """One tracing worker per core this process may run on: its affinity mask where the system has
+    one (Linux), else the machine's core count."""
+    from xlalint import settings
+
+    if affinity:
+        monkeypatch.setattr(settings.os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+        expected = 3
+    else:
+        monkeypatch.delattr(settings.os, "sched_getaffinity", raising=False)
+        monkeypatch.setattr(settings.os, "cpu_count", lambda: 7)
+        expected = 7
+    assert settings.usable_cores() == expected
+
+
+def test_the_jobs_setting_defaults_to_the_usable_cores():
+    from xlalint import settings
+
+    assert settings.BY_NAME["jobs"].default == settings.usable_cores()
+    assert _check_parser().parse_args(["x.py"]).jobs is None  # unset: the setting's default applies
