@@ -20,6 +20,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from xlalint.backend.one_trace import traced_once
 from xlalint.specs import Spec
 from xlalint.wire import EntryRecord
 
@@ -57,12 +58,13 @@ class Candidate:
 
         Some lowerings depend on whether the graph is built for XLA: outside XLA, the gradient of
         a tf.cond carries branch intermediates in Optional* ops (no XLA kernel), inside it in
-        zeros. A jit_compile=True twin makes the traced graph the one XLA is asked to compile.
+        zeros. A jit_compile=True twin makes the traced graph the one XLA is asked to compile; it is
+        traced once, where TensorFlow traces a function that builds Keras variables twice (``one_trace``).
         """
         function = self.function
         python_function = getattr(function, "python_function", None)
         if python_function is not None:
-            function = tf.function(python_function, jit_compile=True, autograph=getattr(function, "_autograph", True),
+            function = tf.function(traced_once(python_function), jit_compile=True, autograph=getattr(function, "_autograph", True),
                                    input_signature=function.input_signature if self.use_signature else None)
         args = () if self.use_signature else self.specs
         return function.get_concrete_function(*args), len(self.specs)

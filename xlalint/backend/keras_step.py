@@ -137,6 +137,16 @@ def _one_step_on_data(model):
                        "xlalint knows: its train step cannot be traced")
 
 
+def _build_state(model, data) -> None:
+    """What ``fit`` does before its first step: build the model, its compiled loss and metrics and its
+    optimizer from specs of a batch, so that the step is traced once, as ``fit`` traces it. Where Keras
+    cannot, the trace builds them (TensorFlow then traces the step twice) and says what fails."""
+    try:
+        model._symbolic_build(data_batch=data)  # noqa: SLF001 - Keras' own build before the first step
+    except Exception:  # the user's model: the trace that follows reports the failure
+        pass
+
+
 def _is_sparse(loss) -> bool:
     """A sparse categorical loss takes integer class ids, not one-hot targets."""
     name = loss if isinstance(loss, str) else getattr(loss, "name", None) or getattr(loss, "__name__", "")
@@ -169,6 +179,7 @@ def train_step_candidate(name: str, model, line: int, inputs, site_of, compiled:
     decisions = jit_decisions(model, compiled or {}, site_of)
     try:
         data = (inputs, target_specs(model, inputs) if targets is None else targets)
+        _build_state(model, data)
         step = _one_step_on_data(model)
     except Exception as error:  # the user's model and loss: not knowing the step is a finding
         return Candidate(entry, line, "keras-fit", model=model, keras=decisions,

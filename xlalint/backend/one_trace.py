@@ -1,0 +1,85 @@
+"""Trace a training step once: the Keras variables its first call builds are made eagerly.
+
+A ``tf.function`` whose first call creates variables (an optimizer's slots on the first
+``apply_gradients``, a lazily built layer's weights, a metric's totals) is traced twice by
+TensorFlow: once to create them (each behind a ``tf.cond`` on whether it is initialized), then
+again, with the variables in place, for the graph it runs and XLA compiles. Making those
+variables eagerly at the moment the first trace asks for them (``tf.init_scope``) leaves nothing
+for the second trace to change: TensorFlow keeps the first, which is the graph the second would
+have built (the same ops, tested against TensorFlow's own trace).
+
+Only variables that Keras makes for an object that existed before the trace are made this way:
+Keras builds each of those once. A variable made by the user's code (``tf.Variable``) or for a
+Keras object constructed inside the function goes to TensorFlow's own path, so a function that
+would make new variables at every call still fails as it does under TensorFlow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+
+import keras
+import tensorflow as tf
+from tensorflow.python.ops.resource_variable_ops import ResourceVariable
+
+_OWNERS = (keras.layers.Layer, keras.optimizers.Optimizer, keras.metrics.Metric)
+_SEARCH_DEPTH = 16  # frames from the variable creator up to the Keras object that asked for it
+
+
+def _owner(frame):
+    """The Keras layer, optimizer or metric whose method made this Keras variable, else None."""
+    keras_variable = False
+    for _ in range(_SEARCH_DEPTH):
+        if frame is None:
+            return None
+        this = frame.f_locals.get("self")
+        if isinstance(this, keras.Variable):
+            keras_variable = True
+        elif keras_variable and isinstance(this, _OWNERS):
+            return this
+        frame = frame.f_back
+    return None
+
+
+@contextlib.contextmanager
+def _constructed_during(made: set[int]):
+    """Record in ``made`` the id of every Keras layer, optimizer and metric constructed in the block."""
+    originals = [(cls, cls.__init__) for cls in _OWNERS]
+
+    def recording(original):
+        @functools.wraps(original)
+        def init(self, *args, **kwargs):
+            made.add(id(self))
+            original(self, *args, **kwargs)
+        return init
+
+    for cls, original in originals:
+        cls.__init__ = recording(original)
+    try:
+        yield
+    finally:
+        for cls, original in originals:
+            cls.__init__ = original
+
+
+def traced_once(python_function):
+    """``python_function`` with Keras' variables made eagerly while it is traced (see the module)."""
+    made_here: set[int] = set()
+
+    def creator(next_creator, **kwargs):
+        owner = _owner(sys._getframe(1))
+        initial = kwargs.pop("initial_value")
+        if (owner is None or id(owner) in made_here or tf.distribute.has_strategy()
+                or (not callable(initial) and tf.is_symbolic_tensor(initial))):
+            return next_creator(initial_value=initial, **kwargs)
+        with tf.init_scope():
+            return ResourceVariable(initial_value=initial() if callable(initial) else initial, **kwargs)
+
+    @functools.wraps(python_function)
+    def once(*args, **kwargs):
+        with _constructed_during(made_here), tf.variable_creator_scope(creator):
+            return python_function(*args, **kwargs)
+
+    return once
