@@ -209,8 +209,11 @@ def _die_with_parent() -> None:
 
 
 def _write_result(request: Request, result: FileResult) -> None:
+    # One ``dumps`` and one write: ``json.dump`` streams through the pure-Python encoder (5x slower
+    # on a ResNet50 training step's 6 MB result); ``dumps`` runs the C encoder in one go.
+    text = json.dumps(result, check_circular=False, separators=(",", ":"))
     with open(request["result"], "w", encoding="utf-8") as out:
-        json.dump(result, out, check_circular=False, separators=(",", ":"))
+        out.write(text)
 
 
 def _check_in_this_process(request: Request, recorder) -> None:
