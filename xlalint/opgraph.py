@@ -1,18 +1,17 @@
-"""The op graph of one traced entry as a networkx ``DiGraph``.
+"""The op graph of one traced entry: ops and the tensors between them, as plain adjacency.
 
-Nodes are ops (id ``"function:op_name"``) carrying the exported record (type,
+Nodes are ops (id ``"function:op_name"``), each the exported record itself (type,
 attrs, inputs with dtypes/shapes/arg names, outputs, innermost user frame, Keras layer).
-Edges are tensors (``src -> dst`` with the ports that connect them). Function
-records say which nodes are each function's inputs and outputs, so rules can
-follow values into and out of while/cond bodies and nested calls. Built from
-plain JSON, so rules run and are tested without TensorFlow.
+Edges are tensors (``src -> dst``). Function records say which nodes are each function's
+inputs and outputs, so rules can follow values into and out of while/cond bodies and nested
+calls. Built from plain JSON, so rules run and are tested without TensorFlow. The adjacency is
+kept in dicts rather than a networkx graph: building one for a 10,000-op training step cost more
+than all the rules together, and the rules need only neighbours, ancestors and a topological order.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
-
-import networkx as nx
 
 from xlalint.gc_pause import gc_paused
 from xlalint.wire import Function, Graph, check_format
@@ -32,37 +31,56 @@ class OpGraph:
         self.root: str = data["root"]
         self.num_args: int = data["num_args"]
         self.functions: dict[str, Function] = data["functions"]
-        self.graph = nx.DiGraph()
-        for node in data["nodes"]:
-            self.graph.add_node(node["id"], **node)
-        for node in data["nodes"]:
-            for port, inp in enumerate(node["inputs"]):
-                if inp["src"] in self.graph:
-                    edge = self.graph.get_edge_data(inp["src"], node["id"])
-                    ports = (edge or {}).get("ports", []) + [(inp["index"], port)]
-                    self.graph.add_edge(inp["src"], node["id"], ports=ports)
+        self._nodes: dict[str, dict] = {node["id"]: dict(node) for node in data["nodes"]}
+        # src -> dst and dst -> src, each neighbour once, in the order its first tensor was seen
+        self._succ: dict[str, dict[str, None]] = {node_id: {} for node_id in self._nodes}
+        self._pred: dict[str, dict[str, None]] = {node_id: {} for node_id in self._nodes}
         self._callers: dict[str, list[tuple[str, str]]] = {}
-        for node in data["nodes"]:
+        for node_id, node in self._nodes.items():
+            pred = self._pred[node_id]
+            for inp in node["inputs"]:
+                src = inp["src"]
+                if src in self._succ:
+                    self._succ[src][node_id] = None
+                    pred[src] = None
             for attr, names in node["calls"].items():
                 for name in names:
-                    self._callers.setdefault(name, []).append((node["id"], attr))
-        self._by_name = {(n["function"], n["name"]): n["id"] for n in data["nodes"]}
+                    self._callers.setdefault(name, []).append((node_id, attr))
+        self._by_name = {(n["function"], n["name"]): node_id for node_id, n in self._nodes.items()}
         self._analyses: dict = {}
 
     def nodes(self):
         """Node records in trace order."""
-        return (self.graph.nodes[n] for n in self.graph.nodes)
+        return iter(self._nodes.values())
 
     def node(self, node_id: str) -> dict:
-        return self.graph.nodes[node_id]
+        return self._nodes[node_id]
+
+    def __contains__(self, node_id: str) -> bool:
+        return node_id in self._nodes
 
     def find(self, function: str, op_name: str) -> dict | None:
         node_id = self._by_name.get((function, op_name))
-        return self.graph.nodes[node_id] if node_id else None
+        return self._nodes[node_id] if node_id else None
 
     def consumers(self, node_id: str) -> list[dict]:
         """Ops that read an output of ``node_id``."""
-        return [self.graph.nodes[n] for n in self.graph.successors(node_id)]
+        return [self._nodes[n] for n in self._succ[node_id]]
+
+    def predecessors(self, node_id: str):
+        """Ids of the ops whose outputs ``node_id`` reads."""
+        return iter(self._pred[node_id])
+
+    def ancestors(self, node_id: str) -> set[str]:
+        """Ids of every op ``node_id`` depends on through tensors (itself excluded unless on a cycle)."""
+        seen: set[str] = set()
+        stack = [node_id]
+        while stack:
+            for src in self._pred[stack.pop()]:
+                if src not in seen:
+                    seen.add(src)
+                    stack.append(src)
+        return seen
 
     def callers(self, function: str) -> list[tuple[str, str]]:
         """``(node_id, attr)`` of the ops that call ``function`` (e.g. a While's ``body``)."""
@@ -91,14 +109,30 @@ class OpGraph:
         return self._analyses[key]
 
     @cached_property
+    def position(self) -> dict[str, int]:
+        """Each op's place in trace order."""
+        return {node_id: position for position, node_id in enumerate(self._nodes)}
+
+    @cached_property
+    def topological_order(self) -> list[str]:
+        """Op ids, each after every op it reads: trace order, where TensorFlow created each op after
+        its inputs (always, for a graph without cycles); else networkx's sort, which refuses a cycle."""
+        position = self.position
+        if all(position[src] < position[dst] for dst, pred in self._pred.items() for src in pred):
+            return list(self._nodes)
+        import networkx as nx
+
+        return list(nx.topological_sort(nx.DiGraph({src: list(dsts) for src, dsts in self._succ.items()})))
+
+    @cached_property
     def runtime_nodes(self) -> frozenset[str]:
         """Ops that depend on an argument; the rest TensorFlow constant-folds before XLA sees them."""
         runtime: set[str] = set()
-        for node_id in nx.topological_sort(self.graph):
-            node = self.graph.nodes[node_id]
+        for node_id in self.topological_order:
+            node = self._nodes[node_id]
             if node["type"] == "Placeholder" or any(inp["src"] in runtime for inp in node["inputs"]):
                 runtime.add(node_id)
         return frozenset(runtime)
 
     def __len__(self) -> int:
-        return self.graph.number_of_nodes()
+        return len(self._nodes)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections import deque
 
-import networkx as nx
-
 from xlalint.analyses.branches import CASE_OPS, compiled_functions, taken_branch
 from xlalint.analyses.values import CONSTANT, SPECIALIZED, ValueTracer, constant_inputs
 from xlalint.opgraph import BRANCH_OPS, PASS_THROUGH, OpGraph
@@ -26,7 +24,7 @@ DATA_DEPENDENT = frozenset({
 
 def _root_arguments(graph: OpGraph, node_id: str) -> set[str] | None:
     """The entry's arguments a value depends on; None if it also reads a variable."""
-    ancestors = nx.ancestors(graph.graph, node_id) | {node_id}
+    ancestors = graph.ancestors(node_id) | {node_id}
     if any(graph.node(a)["type"] == "ReadVariableOp" for a in ancestors):
         return None
     arguments = set(graph.functions[graph.root]["inputs"][: graph.num_args])
@@ -114,7 +112,7 @@ def bounded_source(graph: OpGraph, node_id: str) -> dict | None:
         current = pending.popleft()
         if graph.node(current)["type"] in DATA_DEPENDENT or current in branches:
             return graph.node(current)
-        for src in sorted(set(graph.graph.predecessors(current)) - seen):
+        for src in sorted(set(graph.predecessors(current)) - seen):
             seen.add(src)
             pending.append(src)
     return None

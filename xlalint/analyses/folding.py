@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import math
 
-import networkx as nx
-
 from xlalint.opgraph import BRANCH_OPS, CALL_OPS, WHILE_OPS, OpGraph
 
 NOT_FOLDED = frozenset({"Shape", "ShapeN", "Size"}) | BRANCH_OPS | CALL_OPS | WHILE_OPS
@@ -45,7 +43,7 @@ def folded_nodes(graph: OpGraph) -> frozenset[str]:
 
 def _folded(graph: OpGraph):
     folded: set[str] = set()
-    for node_id in nx.topological_sort(graph.graph):
+    for node_id in graph.topological_order:
         node = graph.node(node_id)
         if node["type"] == "Const" or (_foldable(node) and all(i["src"] in folded for i in node["inputs"])):
             folded.add(node_id)

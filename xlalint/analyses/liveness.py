@@ -28,10 +28,10 @@ def kept_nodes(graph: OpGraph) -> frozenset[str]:
 def _kept(graph: OpGraph) -> set[str]:
     sinks = {src for function in graph.functions.values() for src, _ in function["outputs"]}
     sinks |= {n["id"] for n in graph.nodes() if n.get("stateful") or n["type"] in CALLERS}
-    kept = {s for s in sinks if s in graph.graph}
+    kept = {s for s in sinks if s in graph}
     stack = list(kept)
     while stack:
-        for src in graph.graph.predecessors(stack.pop()):
+        for src in graph.predecessors(stack.pop()):
             if src not in kept:
                 kept.add(src)
                 stack.append(src)

@@ -102,7 +102,7 @@ class ValueTracer:
             return self._branch_output(node, index)
         if op_type in ("ReadVariableOp", "ResourceGather") and node["inputs"]:
             handle = node["inputs"][0]
-            return self._variable(node["function"], (handle["src"], handle["index"]), self._order[node["id"]], node)
+            return self._variable(node["function"], (handle["src"], handle["index"]), self.graph.position[node["id"]], node)
         if op_type == "VarHandleOp":
             return Value(SPECIALIZED, f"the value of a variable{_at(node)}", node)
         if op_type in CALL_OPS:
@@ -116,10 +116,6 @@ class ValueTracer:
             return Value(NEVER, f"{describe(op_type)}{_at(node)}, which XLA cannot evaluate at compile time "
                          f"(its input is {worst.reason})", node)
         return worst
-
-    @cached_property
-    def _order(self) -> dict[str, int]:
-        return {node_id: position for position, node_id in enumerate(self.graph.graph.nodes)}
 
     @cached_property
     def _writes(self) -> dict[tuple, list[dict]]:
@@ -137,7 +133,7 @@ class ValueTracer:
         value only when it is a constant: an argument's value does not reach it through the variable
         (measured: ``v.assign(n)`` then ``tf.reshape(x, [v])`` fails; ``v.assign(2)`` or
         ``v.assign_add(1)`` compiles)."""
-        earlier = [w for w in self._writes.get((function, handle), []) if self._order[w["id"]] < before]
+        earlier = [w for w in self._writes.get((function, handle), []) if self.graph.position[w["id"]] < before]
         if not earlier:
             return Value(SPECIALIZED, f"the value of a variable{_at(read)}", read)
         write = earlier[-1]
@@ -148,7 +144,7 @@ class ValueTracer:
                          "time", write)
         if write["type"] == "AssignVariableOp":
             return KNOWN
-        return self._variable(function, handle, self._order[write["id"]], read)  # += a constant
+        return self._variable(function, handle, self.graph.position[write["id"]], read)  # += a constant
 
     def _branch_output(self, node: dict, index: int) -> Value:
         """An If/Case result: constant only if the predicate and the branch results are. When the

@@ -60,7 +60,7 @@ def prediction(graph: OpGraph, support, device: str, fallback: Location) -> Pred
     splitters, left_out = [], {}
     for splitter in predicted["splitters"]:
         node_id = splitter.pop("node")
-        where = locate(graph, graph.node(node_id), fallback) if node_id in graph.graph else fallback
+        where = locate(graph, graph.node(node_id), fallback) if node_id in graph else fallback
         splitters.append({**splitter, "path": display_path(where.path), "line": where.line})
         left_out[node_id] = splitters[-1]
     counted = predicted["total_ops"] - predicted["chosen_ops"]

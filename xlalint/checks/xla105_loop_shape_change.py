@@ -13,8 +13,6 @@ a constant, and the body's selection is static too (measured: it compiles).
 
 from __future__ import annotations
 
-import networkx as nx
-
 from xlalint.analyses.data_dependent import DATA_DEPENDENT, bounded_source, dynamic_size_ops
 from xlalint.analyses.values import SPECIALIZED, constant_inputs
 from xlalint.checks.base import Context, Hit, Rule
@@ -28,7 +26,7 @@ def _grows(graph: OpGraph, while_node: dict, position: int) -> bool:
     (body,) = while_node["calls"]["body"]
     src = graph.body_result(while_node, position)
     return (graph.node(src)["type"] in GROWING_OPS
-            and graph.functions[body]["inputs"][position] in nx.ancestors(graph.graph, src))
+            and graph.functions[body]["inputs"][position] in graph.ancestors(src))
 
 
 def _given_as_constants(graph: OpGraph, body: str, node_id: str, ctx: Context) -> bool:
@@ -38,8 +36,8 @@ def _given_as_constants(graph: OpGraph, body: str, node_id: str, ctx: Context) -
     needed: set[str] = set()
     for node, inp, value in constant_inputs(graph, ctx.support):
         if node["function"] == body and value.verdict == SPECIALIZED:
-            needed |= (nx.ancestors(graph.graph, inp["src"]) | {inp["src"]}) & arguments
-    read = nx.ancestors(graph.graph, node_id) & arguments
+            needed |= (graph.ancestors(inp["src"]) | {inp["src"]}) & arguments
+    read = graph.ancestors(node_id) & arguments
     return bool(read) and read <= needed
 
 
