@@ -91,10 +91,10 @@ def _reached(graph: OpGraph):
     return reached
 
 
-def compiled_nodes(graph: OpGraph):
-    """Node records of the functions XLA compiles, in trace order."""
+def compiled_nodes(graph: OpGraph) -> list[dict]:
+    """Node records of the functions XLA compiles, in trace order, once per graph."""
     functions = compiled_functions(graph)
-    return (node for node in graph.nodes() if node["function"] in functions)
+    return graph.analysis("compiled_nodes", lambda: [node for node in graph.nodes() if node["function"] in functions])
 
 
 def never_taken(graph: OpGraph, function: str) -> bool:

@@ -45,6 +45,6 @@ def _folded(graph: OpGraph):
     folded: set[str] = set()
     for node_id in graph.topological_order:
         node = graph.node(node_id)
-        if node["type"] == "Const" or (_foldable(node) and all(i["src"] in folded for i in node["inputs"])):
+        if node["type"] == "Const" or (all(i["src"] in folded for i in node["inputs"]) and _foldable(node)):
             folded.add(node_id)
     return folded

@@ -43,13 +43,12 @@ def _reported_upstream(node: dict, runtime: frozenset[str]) -> bool:
 
 def check(graph: OpGraph, ctx: Context):
     yield from _argument_hits(graph, ctx)
-    runtime, folded = graph.runtime_nodes, folded_nodes(graph)
     for node in compiled_nodes(graph):
         if not ctx.support.has_op(ctx.device, node["type"]):
             continue  # XLA001's finding
         mismatch = ctx.support.dtype_mismatch(ctx.device, node["type"], node["attrs"])
         if mismatch and mismatch[1] in NO_XLA_TYPE and (
-                node["id"] in folded or _reported_upstream(node, runtime)):
+                node["id"] in folded_nodes(graph) or _reported_upstream(node, graph.runtime_nodes)):
             continue
         if mismatch:
             attr, dtype = mismatch

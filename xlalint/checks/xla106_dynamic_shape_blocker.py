@@ -51,15 +51,15 @@ def _what(graph: OpGraph, node: dict, shape: list) -> str | None:
 
 
 def check(graph: OpGraph, ctx: Context):
-    kept = kept_nodes(graph)
+    checked = frozenset({"Reshape", *ALONG_AXIS, *FFT_OPS})
     for node in graph.nodes():
-        if node["type"] not in ("Reshape", *ALONG_AXIS, *FFT_OPS) or not node["inputs"]:
-            continue
-        if node["type"] != "Reshape" and node["id"] not in kept:
+        if node["type"] not in checked or not node["inputs"]:
             continue
         data = node["inputs"][0]
         shape = data.get("shape")
         if shape is None or None not in shape:
+            continue
+        if node["type"] != "Reshape" and node["id"] not in kept_nodes(graph):
             continue
         what = _what(graph, node, shape)
         source = bounded_source(graph, data["src"]) if what else None
