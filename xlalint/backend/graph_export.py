@@ -29,18 +29,30 @@ def _dtype(enum: int):
     return tf.as_dtype(enum)
 
 
-def _input_arg_names(input_args, attrs) -> list[str]:
-    """The op-def argument name of each data input, e.g. Reshape -> ["tensor", "shape"]."""
-    names: list[str] = []
-    for arg in input_args:
-        if arg.number_attr:
-            count = attrs[arg.number_attr].i
-        elif arg.type_list_attr:
-            count = len(attrs[arg.type_list_attr].list.type)
-        else:
-            count = 1
-        names.extend([arg.name] * count)
-    return names
+class _OpType:
+    """What the op registry says of one op type, read once per type: its data inputs' argument
+    names (by attrs, for variadic ones) and whether it is stateful."""
+
+    def __init__(self, op_def):
+        self.input_args = list(op_def.input_arg)
+        self.variadic = any(arg.number_attr or arg.type_list_attr for arg in self.input_args)
+        self.fixed = [arg.name for arg in self.input_args]
+        self.stateful = op_def.is_stateful
+
+    def input_arg_names(self, attrs) -> list[str]:
+        """The op-def argument name of each data input, e.g. Reshape -> ["tensor", "shape"]."""
+        if not self.variadic:
+            return self.fixed
+        names: list[str] = []
+        for arg in self.input_args:
+            if arg.number_attr:
+                count = attrs[arg.number_attr].i
+            elif arg.type_list_attr:
+                count = len(attrs[arg.type_list_attr].list.type)
+            else:
+                count = 1
+            names.extend([arg.name] * count)
+        return names
 
 
 BOOL_ATTRS = frozenset({"resize_if_index_out_of_bounds"})  # bool attrs a rule reads (XLA201)
@@ -87,7 +99,8 @@ def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
     root = concrete_function.graph
     functions: dict[str, Function] = {}
     nodes: list[OpNode] = []
-    input_args: dict[str, list] = {}  # op type -> its op-def input args
+    op_types: dict[str, _OpType] = {}
+    layer_json: dict[Any, dict[str, Any]] = {}  # one record per layer, shared by its ops
     pending: list[tuple[str, Any, dict[str, Any] | None]] = [(root.name, root, None)]
     while pending:
         fname, graph, caller_layer = pending.pop()
@@ -97,48 +110,60 @@ def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
             "inputs": [f"{fname}:{t.op.name}" for t in graph.inputs],
             "outputs": [[f"{fname}:{t.op.name}", t.value_index] for t in graph.outputs],
         }
-        produced: dict[str, list[tuple]] = {}  # op name -> (dtype, shape) of each output
+        prefix = f"{fname}:"
+        # op -> (its id, (dtype, shape) of each output), filled in trace order: inputs come first
+        produced: dict[Any, tuple[str, list[tuple]]] = {}
         operations = graph.get_operations()
-        layers: dict[str, dict[str, Any] | None] = {}
-        for op in operations:
-            site = layer_of(graph, op.name)
-            layers[op.name] = site.to_json() if site else caller_layer
+        names = [op.name for op in operations]
+        layers: list[dict[str, Any] | None] = []
+        for name in names:
+            site = layer_of(graph, name)
+            if site and site not in layer_json:
+                layer_json[site] = site.to_json()
+            layers.append(layer_json[site] if site else caller_layer)
         # An op of a built-in Keras layer is placed at the layer's construction line: no frames needed.
         user_frames = innermost_user_frames(
-            [op for op in operations if not (known := layers[op.name]) or known["user_code"]])
-        for op in operations:
+            [op for op, known in zip(operations, layers) if not known or known["user_code"]])
+        for op, name, layer in zip(operations, names, layers):
             attrs = op.node_def.attr
-            if op.type not in input_args:
-                input_args[op.type] = list(op.op_def.input_arg)
+            op_type = op.type
+            kind = op_types.get(op_type)
+            if kind is None:
+                kind = op_types[op_type] = _OpType(op.op_def)
             types, calls, xla_attrs = _split_attrs(attrs)
-            layer = layers[op.name]
-            arg_names = _input_arg_names(input_args[op.type], attrs)
-            outputs = produced[op.name] = [(t.dtype.name, _shape(t.shape)) for t in op.outputs]
+            arg_names = kind.input_arg_names(attrs)
+            node_id = prefix + name
+            outputs = [(t.dtype.name, _shape(t.shape)) for t in op.outputs]
+            produced[op] = (node_id, outputs)
             inputs: list[Input] = []
             for i, t in enumerate(op.inputs):
-                src = t.op.name
-                dtype, shape = produced[src][t.value_index] if src in produced else (t.dtype.name, _shape(t.shape))
-                inputs.append({"src": f"{fname}:{src}", "index": t.value_index,
+                source = produced.get(t.op)
+                if source is None:  # not seen yet: described from the tensor itself
+                    source = (prefix + t.op.name, [])
+                index = t.value_index
+                dtype, shape = source[1][index] if source[1] else (t.dtype.name, _shape(t.shape))
+                inputs.append({"src": source[0], "index": index,
                                "arg": arg_names[i] if i < len(arg_names) else None,
                                "dtype": dtype, "shape": shape and list(shape)})
-            nodes.append(
-                {
-                    "id": f"{fname}:{op.name}",
-                    "name": op.name,
-                    "type": op.type,
-                    "function": fname,
-                    "attrs": types,
-                    "calls": calls,
-                    "inputs": inputs,
-                    "outputs": [{"dtype": dtype, "shape": shape} for dtype, shape in outputs],
-                    "frames": [list(user_frames[op.name])] if op.name in user_frames else [],
-                    "layer": layer,
-                    "value": _small_int_value(op.type, attrs),
-                    # Only on ops that have any: saved graphs without them stay as they were.
-                    **({"xla_attrs": xla_attrs} if xla_attrs else {}),
-                    **({"stateful": True} if op.op_def.is_stateful else {}),
-                }
-            )
+            node: OpNode = {
+                "id": node_id,
+                "name": name,
+                "type": op_type,
+                "function": fname,
+                "attrs": types,
+                "calls": calls,
+                "inputs": inputs,
+                "outputs": [{"dtype": dtype, "shape": shape} for dtype, shape in outputs],
+                "frames": [list(user_frames[name])] if name in user_frames else [],
+                "layer": layer,
+                "value": _small_int_value(op_type, attrs),
+            }
+            # Only on ops that have any: saved graphs without them stay as they were.
+            if xla_attrs:
+                node["xla_attrs"] = xla_attrs
+            if kind.stateful:
+                node["stateful"] = True
+            nodes.append(node)
             for fnames in calls.values():
                 for called in fnames:
                     # Bodies live in the library of the graph that built them.
