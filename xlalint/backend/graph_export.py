@@ -80,14 +80,34 @@ def _split_attrs(attrs) -> tuple[dict, dict, dict]:
 
 
 SMALL_CONSTANT = 16  # integer constants up to this many elements keep their value (strides, axes...)
+# Where a TensorProto keeps the values of each integer dtype when it has no tensor_content.
+_INT_FIELDS = {"int8": "int_val", "int16": "int_val", "int32": "int_val", "uint8": "int_val", "uint16": "int_val",
+               "int64": "int64_val", "uint32": "uint32_val", "uint64": "uint64_val"}
 
 
 def _small_int_value(op_type: str, attrs):
+    """The values of a small integer constant, flat; read from the proto as ``tf.make_ndarray`` does
+    (a short value list repeats its last value), which is kept for any other layout."""
     if op_type != "Const":
         return None
     tensor = attrs["value"].tensor
-    if not _dtype(tensor.dtype).is_integer or math.prod(d.size for d in tensor.tensor_shape.dim) > SMALL_CONSTANT:
+    dtype = _dtype(tensor.dtype)
+    if not dtype.is_integer:
         return None
+    size = math.prod(d.size for d in tensor.tensor_shape.dim)
+    if size > SMALL_CONSTANT:
+        return None
+    field = _INT_FIELDS.get(dtype.name)
+    if field is not None and tensor.tensor_content:
+        import numpy as np
+
+        values = np.frombuffer(tensor.tensor_content, dtype=dtype.as_numpy_dtype).tolist()
+        if len(values) == size:
+            return values
+    elif field is not None:
+        values = list(getattr(tensor, field))
+        if len(values) <= size:
+            return values + (values[-1:] or [0]) * (size - len(values))
     from tensorflow.python.framework import tensor_util
 
     return tensor_util.MakeNdarray(tensor).reshape(-1).tolist()
