@@ -31,23 +31,38 @@ class OpGraph:
         self.root: str = data["root"]
         self.num_args: int = data["num_args"]
         self.functions: dict[str, Function] = data["functions"]
-        self._nodes: dict[str, dict] = {node["id"]: dict(node) for node in data["nodes"]}
-        # src -> dst and dst -> src, each neighbour once, in the order its first tensor was seen
-        self._succ: dict[str, dict[str, None]] = {node_id: {} for node_id in self._nodes}
-        self._pred: dict[str, dict[str, None]] = {node_id: {} for node_id in self._nodes}
-        self._callers: dict[str, list[tuple[str, str]]] = {}
+        self._nodes: dict[str, dict] = {node["id"]: node for node in data["nodes"]}  # type: ignore[misc]
+        self._analyses: dict = {}
+
+    @cached_property
+    def _succ(self) -> dict[str, dict[str, None]]:
+        """src -> the ops reading it, each once, in the order they were traced (built on first use, as are
+        the maps below: most rules on most graphs never need them)."""
+        succ: dict[str, dict[str, None]] = {node_id: {} for node_id in self._nodes}
         for node_id, node in self._nodes.items():
-            pred = self._pred[node_id]
             for inp in node["inputs"]:
-                src = inp["src"]
-                if src in self._succ:
-                    self._succ[src][node_id] = None
-                    pred[src] = None
+                if inp["src"] in succ:
+                    succ[inp["src"]][node_id] = None
+        return succ
+
+    @cached_property
+    def _pred(self) -> dict[str, dict[str, None]]:
+        """dst -> the ops it reads, each once."""
+        return {node_id: {inp["src"]: None for inp in node["inputs"] if inp["src"] in self._nodes}
+                for node_id, node in self._nodes.items()}
+
+    @cached_property
+    def _callers(self) -> dict[str, list[tuple[str, str]]]:
+        callers: dict[str, list[tuple[str, str]]] = {}
+        for node_id, node in self._nodes.items():
             for attr, names in node["calls"].items():
                 for name in names:
-                    self._callers.setdefault(name, []).append((node_id, attr))
-        self._by_name = {(n["function"], n["name"]): node_id for node_id, n in self._nodes.items()}
-        self._analyses: dict = {}
+                    callers.setdefault(name, []).append((node_id, attr))
+        return callers
+
+    @cached_property
+    def _by_name(self) -> dict[tuple[str, str], str]:
+        return {(n["function"], n["name"]): node_id for node_id, n in self._nodes.items()}
 
     def nodes(self):
         """Node records in trace order."""
@@ -118,7 +133,8 @@ class OpGraph:
         """Op ids, each after every op it reads: trace order, where TensorFlow created each op after
         its inputs (always, for a graph without cycles); else networkx's sort, which refuses a cycle."""
         position = self.position
-        if all(position[src] < position[dst] for dst, pred in self._pred.items() for src in pred):
+        if all(position.get(inp["src"], -1) < place for node_id, place in position.items()
+               for inp in self._nodes[node_id]["inputs"]):
             return list(self._nodes)
         import networkx as nx
 
