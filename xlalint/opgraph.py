@@ -132,13 +132,22 @@ class OpGraph:
     def topological_order(self) -> list[str]:
         """Op ids, each after every op it reads: trace order, where TensorFlow created each op after
         its inputs (always, for a graph without cycles); else networkx's sort, which refuses a cycle."""
-        position = self.position
-        if all(position.get(inp["src"], -1) < place for node_id, place in position.items()
-               for inp in self._nodes[node_id]["inputs"]):
+        if self._in_trace_order():
             return list(self._nodes)
         import networkx as nx
 
         return list(nx.topological_sort(nx.DiGraph({src: list(dsts) for src, dsts in self._succ.items()})))
+
+    def _in_trace_order(self) -> bool:
+        """Every op comes after the ops it reads (explicit loops: this runs over every tensor)."""
+        seen: set[str] = set()
+        nodes = self._nodes
+        for node_id, node in nodes.items():
+            for inp in node["inputs"]:
+                if inp["src"] not in seen and inp["src"] in nodes:
+                    return False
+            seen.add(node_id)
+        return True
 
     @cached_property
     def runtime_nodes(self) -> frozenset[str]:
@@ -146,8 +155,13 @@ class OpGraph:
         runtime: set[str] = set()
         for node_id in self.topological_order:
             node = self._nodes[node_id]
-            if node["type"] == "Placeholder" or any(inp["src"] in runtime for inp in node["inputs"]):
+            if node["type"] == "Placeholder":
                 runtime.add(node_id)
+                continue
+            for inp in node["inputs"]:
+                if inp["src"] in runtime:
+                    runtime.add(node_id)
+                    break
         return frozenset(runtime)
 
     def __len__(self) -> int:

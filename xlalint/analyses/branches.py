@@ -76,9 +76,10 @@ def compiled_functions(graph: OpGraph) -> frozenset[str]:
 
 
 def _reached(graph: OpGraph):
-    by_function: dict[str, list[dict]] = {}
+    by_function: dict[str, list[dict]] = {}  # the ops that call functions, by the function they are in
     for node in graph.nodes():
-        by_function.setdefault(node["function"], []).append(node)
+        if node["calls"]:
+            by_function.setdefault(node["function"], []).append(node)
     reached, pending = set(), [graph.root]
     while pending:
         name = pending.pop()

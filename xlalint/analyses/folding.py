@@ -45,6 +45,13 @@ def _folded(graph: OpGraph):
     folded: set[str] = set()
     for node_id in graph.topological_order:
         node = graph.node(node_id)
-        if node["type"] == "Const" or (all(i["src"] in folded for i in node["inputs"]) and _foldable(node)):
+        if node["type"] == "Const":
             folded.add(node_id)
+            continue
+        for inp in node["inputs"]:  # a loop, not all(): it runs over every tensor of the graph
+            if inp["src"] not in folded:
+                break
+        else:
+            if _foldable(node):
+                folded.add(node_id)
     return folded
