@@ -149,6 +149,16 @@ def _list(folder: str, _version: int) -> tuple[str, ...]:
         return ()
 
 
+def _beside(folder: str) -> tuple[str, ...]:
+    """The names in ``folder`` of files that may turn auto-clustering on for a program (``BESIDE``)."""
+    return _matching_beside(folder, _modified(folder))
+
+
+@lru_cache(maxsize=1024)
+def _matching_beside(folder: str, version: int) -> tuple[str, ...]:
+    return tuple(name for name in _list(folder, version) if BESIDE.match(name))
+
+
 def _runs_file(site: Site, path: str) -> bool:
     stem = os.path.splitext(os.path.basename(path))[0]
     return not site.runs or any(os.path.basename(name) == stem or name.split(".")[-1] == stem for name in site.runs)
@@ -184,10 +194,9 @@ def program_sites(path: str) -> tuple[list[Site], list[Site]]:
         if name.endswith(".py") and other != path and _sites(other) and _imports(other, path):
             applies += _sites(other)
     for folder in folders:
-        for name in _listing(folder):
-            if BESIDE.match(name):
-                for site in _sites(os.path.join(folder, name)):
-                    (applies if _runs_file(site, path) else others).append(site)
+        for name in _beside(folder):
+            for site in _sites(os.path.join(folder, name)):
+                (applies if _runs_file(site, path) else others).append(site)
     return applies, others
 
 
