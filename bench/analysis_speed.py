@@ -67,7 +67,12 @@ def child(path: str, repeat: int, device: str) -> dict:
 
     exported: list[tuple] = []  # the export's arguments, to time it again
     export = graph_export.export_graph
-    graph_export.export_graph = lambda *args: exported.append(args) or export(*args)  # type: ignore[func-returns-value]
+
+    def recording_export(*args):
+        exported.append(args)
+        return export(*args)
+
+    graph_export.export_graph = recording_export
     scratch = tempfile.mkdtemp(prefix="xlalint-bench-")
     request = {"path": path, "targets": [], "discover": True, "verify": None,
                "result": os.path.join(scratch, "result.json"), "log": os.path.join(scratch, "log")}
