@@ -271,7 +271,7 @@ def test_fixtures_cover_the_cases():
     names = {p.stem for p in FIXTURES.rglob("*.py")}
     assert {"math_chain", "split_by_numpy_function", "jit_scope_excluded", "dense_layer", "while_loop",
             "stateful_random", "tiny", "set_jit_numpy_function", "set_jit_jit_scope", "serve", "refine",
-            "keras_set_jit"} <= names
+            "keras_set_jit", "matmul_plus_bias"} <= names
 
 
 @pytest.mark.tf  # TensorFlow runs in bench/_autocluster_truth.py's child, out of the marker's sight

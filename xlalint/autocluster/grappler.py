@@ -111,7 +111,8 @@ def _fuse_contractions(model: Model) -> None:
         if unit.type not in CONTRACTIONS or unit.kind != "op" or _dtype(model, key) not in FUSION_DTYPES:
             continue
         bias = _single_consumer(model, key)
-        if bias is None or model.units[bias].type != "BiasAdd" or model.group[bias] != bias:
+        if bias is None or model.group[bias] != bias or not (
+                model.units[bias].type == "BiasAdd" or _adds_a_bias(model, key, bias)):
             continue
         members = [key, bias]
         act = _single_consumer(model, bias)
@@ -122,6 +123,24 @@ def _fuse_contractions(model: Model) -> None:
         for member in members:
             model.group[member] = key
         model.fused[key] = (CONTRACTIONS[unit.type], members)
+
+
+def _adds_a_bias(model: Model, contraction: str, add: str) -> bool:
+    """An ``Add``/``AddV2`` the remapper takes for a ``BiasAdd`` (TensorFlow's CPU builds run it with oneDNN):
+    one input is the contraction's output, of known last dimension; the other, of another shape, is a
+    rank-1 bias of that size after a ``MatMul``, or ones but that last dimension after a channel-last
+    convolution (``tf.matmul(x, w) + b``: measured, fused; docs/autocluster.md)."""
+    unit = model.units[add]
+    if unit.type not in ("Add", "AddV2") or len(unit.inputs) != 2 or unit.inputs.count(contraction) != 1:
+        return False
+    out = model.units[contraction].node["outputs"][0]["shape"]
+    bias = unit.node["inputs"][1 - unit.inputs.index(contraction)]["shape"]
+    if not out or not bias or len(out) < 2 or out[-1] is None or bias[-1] != out[-1] or bias == out:
+        return False
+    if model.units[contraction].type == "MatMul":
+        return len(bias) == 1
+    channel_last = model.units[contraction].node["attrs"].get("data_format", "NHWC") in ("NHWC", "NDHWC")
+    return channel_last and len(bias) <= len(out) and all(d == 1 for d in bias[:-1])
 
 
 def _gelu_exact(model: Model, bias: str) -> list[str]:
