@@ -188,15 +188,15 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
         return []
     produced = []
     for raw in result["entries"]:
-        site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
+        for covered in raw.get("covers", ()):  # checked as part of this entry; what needs no trace is said as before
+            produced += _untraced_findings(covered, result["path"], support, options)
         if raw["graph"] is None:
-            mode = _mode(result["path"], raw, options)
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
-                                        **_keras_fields(raw, options.device), **mode.fields()))
-            if raw.get("keras_layers") or raw.get("keras"):  # what Keras decides needs no trace (XLA30x)
-                produced += [Produced(f, (), site) for f in entry_findings(
-                    raw, result["path"], support, _for_rules(options, mode), OpGraph(NO_GRAPH))]
+                                        **_keras_fields(raw, options.device),
+                                        **_mode(result["path"], raw, options).fields()))
+            produced += _untraced_findings(raw, result["path"], support, options)
             continue
+        site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
@@ -209,6 +209,15 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
                                     verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
                                     **_keras_fields(raw, options.device), **mode.fields()))
     return produced
+
+
+def _untraced_findings(raw: EntryRecord, path: str, support, options: Options) -> list[Produced]:
+    """The findings of an entry that has no trace of its own: what Keras decides needs none (XLA30x);
+    they count for no entry's verdict, and a comment on the entry's line covers them."""
+    if not (raw.get("keras_layers") or raw.get("keras")):
+        return []
+    rules = _for_rules(options, _mode(path, raw, options))
+    return [Produced(f, (), (path, raw["line"])) for f in entry_findings(raw, path, support, rules, OpGraph(NO_GRAPH))]
 
 
 def _mode(path: str, raw: EntryRecord, options: Options) -> Mode:

@@ -25,6 +25,7 @@ def save_entry(directory: str, path: str, raw: EntryRecord, tensorflow: str | No
     layers = [{**layer, "file": layer["file"] and display_path(layer["file"])} for layer in raw.get("keras_layers", ())]
     saved = {**raw, "graph": {**graph, "nodes": nodes}, "keras_layers": layers,
              "path": display_path(path), "tensorflow": tensorflow}
+    saved.pop("covers", None)  # the models it checks have no graph of their own to save
     if raw.get("keras"):
         saved["keras"] = _keras_places(raw["keras"])
     with open(target, "w", encoding="utf-8") as out:

@@ -90,6 +90,7 @@ class EntryRecord(TypedDict, total=False):
     timing: dict  # {"trace_s", "export_s"}
     resource_devices: list[str]  # xlalint run: the devices of the variables it reads, where more than one
     seen_mode: Any  # xlalint run: auto-clustering as the run showed it (autocluster.program.Seen)
+    covers: list[EntryRecord]  # discovered models its trace called, checked as part of it (not traced on their own)
 
 
 class Target(TypedDict):

@@ -1,5 +1,5 @@
-"""Record where Keras layers are built, which graph ops each layer call makes, and the
-``jit_compile`` each model was compiled with.
+"""Record where Keras layers are built, which graph ops each layer call makes, which layers and
+models a trace called, and the ``jit_compile`` each model was compiled with.
 
 Ops of a functional model carry only the ``model(x)`` line in their traceback.
 Installing these hooks before the user's module is imported gives each op the
@@ -51,6 +51,7 @@ class LayerRecorder:
         self._op_layer: dict[tuple[int, str], LayerSite] = {}
         self._layers: list = []  # keeps recorded layers and models alive so ids stay unique
         self.compiled: dict[int, tuple] = {}  # id(model) -> (jit_compile passed to compile(), user file, line)
+        self.called: set[int] = set()  # ids of the recorded layers and models called in graph mode (since cleared)
 
     def add_site(self, layer, file: str, line: int) -> None:
         """Record a site for a layer built before the hooks were installed."""
@@ -89,6 +90,7 @@ class LayerRecorder:
         def call(layer, *args, **kwargs):
             if tf.executing_eagerly() or id(layer) not in recorder._sites:
                 return original_call(layer, *args, **kwargs)
+            recorder.called.add(id(layer))
             graph = tf.compat.v1.get_default_graph()
             before = len(graph.get_operations())
             result = original_call(layer, *args, **kwargs)
