@@ -1,8 +1,8 @@
 """A small image classifier and its training step, as users write them.
 
-`xlalint examples/train.py` checks the Keras model's forward pass and the
-training step; the step logs a histogram with a host callback, which XLA
-cannot compile.
+`xlalint examples/train.py` checks the training step (the Keras model with it,
+as the step calls it), predict and the builder; the step logs a histogram with
+a host callback, which XLA cannot compile.
 """
 
 import numpy as np
