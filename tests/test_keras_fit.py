@@ -87,4 +87,4 @@ def test_auto_follows_keras_on_each_device(cpu_run, monkeypatch):
     gpu_report, gpu_code = run_json(str((FOLDER / "auto_jit.py").relative_to(REPO)), "--device", "gpu", "--no-cache")
     assert gpu_report["findings"] == [] and gpu_code == 0
     assert {e["name"]: (e["jit_compile"], e["verdict"]) for e in gpu_report["entries"]} == {
-        "build_model": (True, "compatible"), "build_model.fit": (True, "compatible")}
+        "build_model.fit": (True, "compatible")}  # the built model is checked in the step fit compiles
