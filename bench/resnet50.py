@@ -8,7 +8,8 @@ and a ``@tf.function(input_signature=...)`` entry), then measured in this run:
 
 1. xlalint: ``python -m xlalint FILE --format json --no-cache --device gpu`` (wall, CPU, peak RSS of
    parent + worker). Discovery finds two entries in the file: the module-level model (forward
-   pass) and the tf.function; both are traced, as for any user.
+   pass) and the tf.function; the tf.function calls the model, so only it is traced (the model is
+   checked as part of it), as for any user.
 2. Where its time goes: the same file again through ``xlalint.worker_client.run_worker`` and the
    analysis pieces of ``xlalint.engine`` in this process (worker timings: import, trace, export).
 3. The baseline, what a user does today: a fresh process imports TensorFlow, imports the module
