@@ -8,13 +8,11 @@ import signal
 import sys
 from pathlib import Path
 
-from xlalint.engine import analyze, static_report
 from xlalint.cache import clear
 from xlalint.commands import (EXIT_FINDINGS, EXIT_OK, Interrupted, UsageParser, add_fix_flags, apply_baseline_flags,
                               final_exit_code, fix_and_report, known_baseline, signals_interrupt)
 from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
-from xlalint.report.text import emit as emit_text
 from xlalint.results import Report
 from xlalint.progress import progress_for
 from xlalint.specs import SpecError, parse_spec
@@ -143,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     known = known_baseline(parser, args, options.baseline)
     try:
         with signals_interrupt():
-            report = static_report(paths, options) if args.static else analyze(paths, options)
+            report = _check(paths, options, args.static)
     except Interrupted as stop:  # every worker is gone by now: say the run was cut short
         report = Report(device=options.device, interrupted=stop.signal.name)
         if options.progress:
@@ -158,10 +156,26 @@ def main(argv: list[str] | None = None) -> int:
         return fix_and_report(report, args, paths, options.strict)
     if args.format == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        from xlalint.report.text import emit as emit_text
+
         print(emit_text(report, color=color))
     else:
         print(EMITTERS[args.format](report))
     return final_exit_code(report, options.min_coverage, options.strict)
+
+
+def _check(paths: list[str], options: Options, static: bool) -> Report:
+    """The run's report; the tracing servers start importing TensorFlow before the analysis is imported."""
+    if static:
+        from xlalint.engine import static_report
+
+        return static_report(paths, options)
+    from xlalint.run_plan import plan_run
+
+    with plan_run(paths, options) as plan:
+        from xlalint.engine import analyze  # libcst, networkx, the rules: a second, while the servers start
+
+        return analyze(plan, options)
 
 
 def _ops_main(argv: list[str]) -> int:

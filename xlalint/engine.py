@@ -8,84 +8,64 @@ Python file, text rules on a shell script or Dockerfile) and, once every file is
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
+from typing import Any, Mapping, Sequence
 
 import libcst
 
 from xlalint.autocluster.judge import judge_entry
 from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
-from xlalint.cache import ResultCache
 from xlalint.checks import RULES
 from xlalint.coverage import auto_jit_sites, count_ops
 from xlalint.entry_findings import NO_GRAPH, entry_findings, libcst_source
-from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
+from xlalint.files import collect_files, display_path
 from xlalint.keras_decision import jit_setting, kept_off, refuses_jit
 from xlalint.notebooks import in_cells
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
+from xlalint.run_plan import Plan, record_sources
 from xlalint.saved_graphs import save_entry
 from xlalint.selection import PENDING, Produced, select
 from xlalint.settings import Options
-from xlalint.shards import BEFORE_TRACE, OWN, TEXT, ShardRun
+from xlalint.shards import OWN, TEXT, ShardRun
 from xlalint.source.api_table import load_table
 from xlalint.sourcemap import Location
 from xlalint.static_fallback import untraced
 from xlalint.static_run import check_files
 from xlalint.source_scan import scan_source, scan_text
 from xlalint.suppressions import SuppressionIndex
-from xlalint.support import installed_tensorflow, load_support
-from xlalint.wire import EntryRecord, FileResult, Request, file_result
-from xlalint.worker_client import WorkerError, run_worker
+from xlalint.support import load_support
+from xlalint.wire import EntryRecord, FileResult
 
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
                  "(or a zero-argument build_model() returning one), or name a function with specs: "
                  "`xlalint FILE::fn --spec \"float32[8,16]\"`")
 
 
-def analyze(paths: list[str], options: Options) -> Report:
-    """Check ``paths``; per-file problems become ``report.errors``, never exceptions."""
-    report = Report(device=options.device)
-    files, report.errors = collect_files(paths, options.excluded)
-    files = ShardRun.start(report, files, options.shard, options.root)
-    _record_sources(report.sources, files)
-    explicit = set() if options.skip_untraceable else (
-        {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets))
-    requests: list[Request] = []
+def analyze(plan: Plan, options: Options) -> Report:
+    """Check the files of ``plan`` (``xlalint.run_plan``), each as its traced result comes in while the
+    next ones trace; per-file problems become ``report.errors``, never exceptions."""
+    report = plan.report
     produced: list[Produced] = []
-    for path in files:
-        if is_env_file(path) and not path.endswith(".py"):
-            produced += _from(report, path, map(Produced, scan_text(path, display_path(path))), TEXT)
-            continue
-        if is_saved_model(path):
-            requests.append({"path": path, "saved_model": True, "targets": [], "discover": True})
-            continue
-        error, skip = precheck(path, path in explicit)
-        if error:
-            report.errors.append(FileError(display_path(path), error))
-        elif not skip:
-            targets = options.targets.get(path, {})
-            requests.append({"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()],
-                             "discover": path not in options.only_named,
-                             "verify": {"device": None if options.verify == "auto" else options.verify}
-                             if options.verify else None})
-    if report.shard:
-        report.shard.errors(report.errors, BEFORE_TRACE)
-    results = _results(report, requests, options) if requests else {}
-    support = load_support(report.tensorflow) if report.tensorflow else None  # only a file with an error has none
-    for request in requests:
-        traced = file_findings(report, results[request["path"]], support, options, request["path"] in explicit)
-        produced += _from(report, request["path"], traced)
+    for path in plan.texts:
+        produced += _from(report, path, map(Produced, scan_text(path, display_path(path))), TEXT)
+    checked = []
+    for request, result in plan.answers():
+        path = request["path"]
+        support = load_support(report.tensorflow) if report.tensorflow else None  # a file with an error needs none
+        traced = file_findings(report, result, support, options, path in plan.explicit)
+        produced += _from(report, path, traced)
         if not request.get("saved_model"):
-            produced += _from(report, request["path"], map(Produced, source_findings(
-                request["path"], options, results[request["path"]]["entries"], tuple(p.finding for p in traced))))
-    checked = [r["path"] for r in requests if not results[r["path"]]["error"] and not r.get("saved_model")]
+            produced += _from(report, path, map(Produced, source_findings(
+                path, options, result["entries"], tuple(p.finding for p in traced))))
+            if not result["error"]:
+                checked.append(path)
     suppressions = SuppressionIndex()
     report.findings = in_cells(one_per_place(select(report, produced, options, suppressions, checked)))
     if report.shard:
         report.shard.used_comments = [(display_path(path), line) for path, line in suppressions.used()]
     report.entries = in_cells(report.entries)
-    _record_sources(report.sources, (f.path for f in report.findings))
+    record_sources(report.sources, (f.path for f in report.findings))
     return report
 
 
@@ -97,48 +77,7 @@ def _from(report: Report, path: str, produced, phase: int = OWN) -> list[Produce
     return produced
 
 
-def _results(report: Report, requests: list[Request], options: Options) -> dict:
-    """Each request's traced result, from the cache or the worker; sets ``report.tensorflow``."""
-    tensorflow = installed_tensorflow()
-    cache = ResultCache(options.cache_dir, tensorflow, options.cache_max_mb) if options.cache_dir else None
-    results = {r["path"]: cache.get(r) for r in requests} if cache else {}
-    missing = [r for r in requests if results.get(r["path"]) is None]
-    if missing:
-        try:
-            if hasattr(options.progress, "expect"):
-                options.progress.expect(len(missing))  # "[i/n]" lines need n
-            traced = run_worker(missing, options.timeout, options.progress, options.jobs, options.max_memory)
-            if hasattr(options.progress, "done"):
-                options.progress.done()
-        except WorkerError as error:
-            message = str(error)
-            if "TensorFlow cannot be imported" in message:
-                message = ("TensorFlow is not installed or cannot be imported; install it with "
-                           f"`pip install 'xlalint[tf]'` or your own TensorFlow build ({message})")
-            results.update({r["path"]: file_result(r["path"], message) for r in missing})
-            if len(missing) == len(requests):
-                tensorflow = None  # nothing was traced, nothing came from the cache
-        else:
-            tensorflow = traced.tensorflow
-            results.update(traced.files)
-            for request in missing:
-                if cache:
-                    cache.put(request, traced.files[request["path"]])
-    report.tensorflow = tensorflow
-    return results
-
-
-def _record_sources(sources: dict[str, str], paths) -> None:
-    """SHA-256 of each file's bytes, first as analysis reads it: --fix leaves a file that changed since alone.
-
-    Checked files are hashed before tracing; files only imported (outside the checked paths) when
-    their findings are placed."""
-    for path in map(os.path.abspath, paths):
-        if path not in sources and (digest := file_digest(path)):
-            sources[path] = digest
-
-
-def source_findings(path: str, options: Options, entries: list[dict] | None = None,
+def source_findings(path: str, options: Options, entries: Sequence[Mapping[str, Any]] | None = None,
                     traced: tuple[Finding, ...] = ()) -> list[Finding]:
     """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow);
     given the file's ``entries``, also the graph rules' by-API-name stand-ins where no traced entry
@@ -161,7 +100,7 @@ def static_report(paths: list[str], options: Options) -> Report:
     report = Report(device=options.device, tensorflow=load_table()["tensorflow"])
     files, report.errors = collect_files(paths, options.excluded)
     files = ShardRun.start(report, files, options.shard, options.root)
-    _record_sources(report.sources, files)
+    record_sources(report.sources, files)
     report.auto_jit = auto_jit_sites(files)
     produced: list[Produced] = []
     for entries, findings, errors in check_files(files, options.device):
@@ -172,7 +111,7 @@ def static_report(paths: list[str], options: Options) -> Report:
         report.errors.extend(errors)
     report.findings = in_cells(select(report, produced, options, SuppressionIndex()))
     report.entries = in_cells(report.entries)
-    _record_sources(report.sources, (f.path for f in report.findings))
+    record_sources(report.sources, (f.path for f in report.findings))
     return report
 
 

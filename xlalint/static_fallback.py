@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
+from typing import Any, Mapping, Sequence
 
 from xlalint.results import Finding
 
@@ -18,7 +19,7 @@ HOW_TO_TRACE = (" Not traced, so found by API name only: to check it fully, give
                 "script with `xlalint run`.")
 
 
-def _reached(entries: list[dict]) -> tuple[set[str], set[tuple[str, int]]]:
+def _reached(entries: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[tuple[str, int]]]:
     """Names of the traced entries and of the tf.functions their graphs call; the user lines their ops came from."""
     names: set[str] = set()
     lines: set[tuple[str, int]] = set()
@@ -36,7 +37,7 @@ def _reached(entries: list[dict]) -> tuple[set[str], set[tuple[str, int]]]:
     return names, {(real[f], line) for f, line in lines}
 
 
-def untraced(static: list[Finding], entries: list[dict], traced: list[Finding]) -> list[Finding]:
+def untraced(static: list[Finding], entries: Sequence[Mapping[str, Any]], traced: list[Finding]) -> list[Finding]:
     """The ``static`` findings of one file at places no traced entry reached, with how to check them fully."""
     names, places = _reached(entries)
     places |= {(os.path.realpath(f.path), f.line) for f in traced}

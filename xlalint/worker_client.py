@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import IO, cast
+from typing import IO, Iterator, cast
 from dataclasses import dataclass
 
 from xlalint.child_end import death, kill_group
@@ -32,6 +32,7 @@ from xlalint.wire import FileResult, Request, file_result
 IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
 EXIT_WAIT_S = 30.0  # for the server to report a child it was told to kill
 MEMORY_POLL_S = 0.1  # how often a process's resident memory is read while waiting for it
+WAIT_S = 0.2  # the caller waits for answers in steps this short: a signal reaches it between them
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # The server never starts with the working directory first on sys.path (module_command): a
 # ./json.py must not shadow the standard library. The user's file directory comes first only in
@@ -191,15 +192,16 @@ class _Server:
                     os.unlink(path)
 
 
-class _Run:
-    """The servers of one run, the files still to check, and what came back."""
+class Tracing:
+    """The servers of one run, the files still to check, and their answers as they come."""
 
     def __init__(self, requests: list[Request], timeout: float, progress, max_memory_mb: int):
         self.todo: queue.Queue = queue.Queue()
         for number, request in enumerate(requests):
             self.todo.put((number, request))
+        self.count = len(requests)
+        self.done: queue.Queue = queue.Queue()  # (path, result) as each file's check ends
         self.timeout, self.progress, self.max_memory_mb = timeout, progress, max_memory_mb
-        self.results: dict[str, FileResult] = {}
         self.tensorflow: str | None = None
         self.failure: BaseException | None = None
         self.servers: list[_Server] = []
@@ -224,12 +226,25 @@ class _Run:
                     return
                 if server is None or not server.alive:
                     server = self._start()
-                self.results[request["path"]] = server.check(request, number, self.timeout, self.progress)
+                self.done.put((request["path"], server.check(request, number, self.timeout, self.progress)))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             self.failure = self.failure or error
         finally:
             if server is not None:
                 server.kill()
+
+    def answers(self) -> Iterator[tuple[str, FileResult]]:
+        """Each file's ``(path, result)`` as its check ends (with several servers, not in request order);
+        a server that cannot start raises its WorkerError once the answers already in are taken."""
+        for _ in range(self.count):
+            while True:
+                try:
+                    answer = self.done.get(timeout=WAIT_S)
+                    break
+                except queue.Empty:
+                    if self.failure is not None:
+                        raise self.failure from None
+            yield answer
 
     def _start(self) -> _Server:
         """A new server; one whose preloads started threads is replaced by one without them."""
@@ -252,28 +267,29 @@ class _Run:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def start_worker(requests: list[Request], timeout: float, progress=None, jobs: int = 1,
+                 max_memory_mb: int = 0) -> Tracing:
+    """Start checking each file request in the background; take the results from ``answers()`` and
+    ``close()`` the run (which kills whatever is left of it) when done or interrupted.
+
+    ``jobs`` servers, each started at once on its own thread, take files from one queue;
+    ``progress(path)`` is called as each file starts. A file whose process exceeds
+    ``max_memory_mb`` of resident memory (0: no limit) or ``timeout`` seconds is killed with
+    everything it started. The caller's thread only waits in short steps, so an interrupt
+    (KeyboardInterrupt, or any exception raised by a signal handler) reaches it at once.
+    """
+    tracing = Tracing(requests, timeout, progress, max_memory_mb)
+    for _ in range(max(1, min(jobs, len(requests)))):
+        threading.Thread(target=tracing.serve, daemon=True).start()
+    return tracing
+
+
 def run_worker(requests: list[Request], timeout: float, progress=None, jobs: int = 1,
                max_memory_mb: int = 0) -> WorkerResult:
-    """Check each file request; returns per-file results, errors included.
-
-    ``jobs`` servers take files from one queue; ``progress(path)`` is called as each file
-    starts. A file whose process exceeds ``max_memory_mb`` of resident memory (0: no
-    limit) or ``timeout`` seconds is killed with everything it started. An interrupt
-    (KeyboardInterrupt, or any exception raised by a signal handler) kills all of it at once.
-    """
-    run = _Run(requests, timeout, progress, max_memory_mb)
+    """``start_worker``, waiting for every file: the per-file results, errors included."""
+    tracing = start_worker(requests, timeout, progress, jobs, max_memory_mb)
     try:
-        if jobs <= 1 or len(requests) == 1:
-            run.serve()
-        else:
-            threads = [threading.Thread(target=run.serve, daemon=True) for _ in range(min(jobs, len(requests)))]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(0.2)  # short waits: a signal reaches this thread between them
-        if run.failure is not None:
-            raise run.failure
+        files = dict(tracing.answers())
     finally:
-        run.close()
-    return WorkerResult(run.tensorflow, run.results)
+        tracing.close()
+    return WorkerResult(tracing.tensorflow, files)
