@@ -1,0 +1,75 @@
+"""Each file is analysed as its result comes in, while the next files trace; files that end in any
+order give the same report.
+
+Real runs of the command line: ``b.py`` waits at import until what it names exists, and writes
+down what it saw. ``a.py``'s saved graph (``--save-graphs``) is written by the parent's analysis
+of ``a.py``, so ``b.py`` seeing it proves the analysis ran while ``b.py`` was still being traced.
+With ``--jobs 2`` it also waits for ``d.py`` to start, which the other server does only once
+``c.py`` is done: ``c.py`` ends before ``b.py``, out of the run's order.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import run_xlalint
+
+pytestmark = pytest.mark.tf
+
+BLOCKER = """import tensorflow as tf
+
+
+@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
+def {name}(x):
+    return tf.numpy_function(lambda v: v, [x], tf.float32)
+"""
+WAITS = """import os
+import time
+
+import tensorflow as tf
+
+
+def _appears(path):
+    deadline = time.monotonic() + 60  # far longer than either run needs: only a broken pipeline waits it out
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return os.path.exists(path)
+
+
+with open("b_saw.txt", "w") as out:
+    out.write(",".join(p for p in os.environ["WAIT_FOR"].split(",") if _appears(p)))
+
+
+@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
+def g(x):
+    return tf.sin(x)
+"""
+FILES = {"a.py": BLOCKER.format(name="f"), "b.py": WAITS, "c.py": BLOCKER.format(name="h"),
+         "d.py": "import tensorflow as tf\n\nopen('d_started', 'w').close()\nraise RuntimeError('d.py stops here')\n"}
+GRAPH = "graphs/a.f.json"  # a.py's entry f, as the analysis saves it
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The same four files checked with --jobs 1 and with --jobs 2: (stdout bytes, exit code, what b.py saw)."""
+    out = {}
+    for jobs, wait in (("1", GRAPH), ("2", f"{GRAPH},d_started")):
+        root = tmp_path_factory.mktemp(f"jobs{jobs}")
+        for name, text in FILES.items():
+            (root / name).write_text(text)
+        done = run_xlalint(*FILES, "--jobs", jobs, "--no-cache", "--device", "cpu", "--format", "json",
+                           "--save-graphs", "graphs", cwd=root, env={"WAIT_FOR": wait}, text=False)
+        out[jobs] = (done.stdout, done.returncode, (root / "b_saw.txt").read_text().split(","))
+    return out
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_is_analysed_while_the_next_file_is_traced(runs, jobs):
+    assert GRAPH in runs[jobs][2]
+
+
+def test_files_ending_out_of_order_give_the_report_of_files_ending_in_order(runs):
+    assert "d_started" in runs["2"][2]  # c.py ended while b.py was still importing
+    assert runs["2"][:2] == runs["1"][:2]
+    report = runs["1"][0].decode()
+    assert report.index('"a.py"') < report.index('"b.py"') < report.index('"c.py"')
+    assert '"d.py"' in report and "d.py stops here" in report and runs["1"][1] == 1
