@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from xlalint.cache import DEFAULT_MAX_MB
+from xlalint.rule_codes import resolve_codes, rule_codes
 from xlalint.shards import Shard, parse_shard
 from xlalint.specs import SpecError, parse_spec
 
@@ -243,12 +244,6 @@ def checked(given: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def every_code() -> tuple[str, ...]:
-    from xlalint.checks import RULES  # the rules need the support tables, which need DEVICES from here
-
-    return tuple(RULES)
-
-
 def _default(name: str) -> Any:
     return field(default_factory=lambda: copy.deepcopy(BY_NAME[name].default))
 
@@ -260,7 +255,7 @@ class Options:
     device: str = _default("device")
     timeout: float = _default("timeout")
     max_memory: int = _default("max_memory")  # MB of resident memory per tracing worker; 0: no limit
-    select: tuple[str, ...] = field(default_factory=every_code)  # rule codes to report
+    select: tuple[str, ...] = field(default_factory=rule_codes)  # rule codes to report
     targets: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)  # path -> name -> specs
     only_named: set[str] = field(default_factory=set)  # files given only as FILE::NAME: no discovery
     save_graphs: str | None = _default("save_graphs")  # directory for each traced entry's op graph (JSON)
@@ -288,8 +283,6 @@ class Options:
 def options(values: Mapping[str, Any], **run: Any) -> Options:
     """The ``Options`` of merged ``values`` (``select`` and ``ignore`` become the codes to report);
     ``run`` sets what no setting gives (targets, root, progress...)."""
-    from xlalint.checks import resolve_codes
-
     fields = {f.name for f in dataclasses.fields(Options)} - {"select"}
     return Options(**{name: value for name, value in values.items() if name in fields},
                    select=resolve_codes(values["select"], values["ignore"] or []), **run)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import re
-from collections.abc import Sequence
 
 from xlalint.checks.base import (STAGES, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule, RunContext,
                                  SourceContext)
 from xlalint.results import SEVERITIES
+from xlalint.rule_codes import RULE_MODULE, resolve_codes
 
 # Codes never change meaning; a new rule takes the next free code of its range.
 CODE_RANGES = {
@@ -26,14 +25,13 @@ CODE_RANGES = {
     "XLA8xx": "suppression comments",
     "XLA9xx": "disagreements with the compiler found by --verify",
 }
-_RULE_MODULE = re.compile(r"xla(\d{3})_\w+$")
 
 
 def _load_rules() -> dict[str, Rule]:
     """Every rule module of this package, sorted by code; a module's name must carry its code."""
     rules: dict[str, Rule] = {}
     for info in pkgutil.iter_modules(__path__):
-        match = _RULE_MODULE.match(info.name)
+        match = RULE_MODULE.match(info.name)
         if not match:
             continue
         rule = importlib.import_module(f"{__name__}.{info.name}").RULE
@@ -48,18 +46,6 @@ def _load_rules() -> dict[str, Rule]:
 
 
 RULES: dict[str, Rule] = _load_rules()
-
-
-def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str] = ()) -> tuple[str, ...]:
-    """Rule codes matching any ``select`` prefix (all when None) and no ``ignore`` prefix."""
-    for prefix in [*(select or []), *ignore]:
-        if not any(code.startswith(prefix.upper()) for code in RULES):
-            raise ValueError(f"{prefix!r} matches no rule code (known: {', '.join(RULES)})")
-
-    def matches(code, prefixes):
-        return any(code.startswith(p.upper()) for p in prefixes)
-
-    return tuple(c for c in RULES if (select is None or matches(c, select)) and not matches(c, ignore))
 
 
 def hooks(name: str, stage: str | None = None) -> list:
