@@ -1,5 +1,8 @@
 """One run: files -> tracing (or the cache) -> every rule's findings -> selected once -> one report.
 
+``xlalint.run_plan`` sorts the files and starts the tracing; ``analyze`` takes each result as it
+comes, in the run's order, so the analysis of one file overlaps the tracing of the next.
+
 The passes beside this module call the rules through the registry, one stage each:
 ``entry_findings`` (graph and entry rules on a traced entry), ``source_scan`` (source rules on a
 Python file, text rules on a shell script or Dockerfile) and, once every file is in, ``selection``

@@ -59,8 +59,8 @@ class Plan:
             if hasattr(self.progress, "done"):
                 self.progress.done()  # the last files' "[i/n]" lines
         except WorkerError as error:
-            tensorflow = tracing.tensorflow if tracing and tracing.tensorflow else (
-                installed_tensorflow() if self.cached else None)  # nothing traced: no version seen
+            tensorflow = (tracing and tracing.tensorflow) or (
+                installed_tensorflow() if self.cached else None)  # no server started: no version seen
             results.update({r["path"]: file_result(r["path"], _not_traced(error))
                             for r in self.requests[done:] if r["path"] not in results})
         finally:
