@@ -10,6 +10,12 @@ With ``--jobs 2`` it also waits for ``d.py`` to start, which the other server do
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 from helpers import run_xlalint
 
@@ -45,6 +51,13 @@ def g(x):
 """
 FILES = {"a.py": BLOCKER.format(name="f"), "b.py": WAITS, "c.py": BLOCKER.format(name="h"),
          "d.py": "import tensorflow as tf\n\nopen('d_started', 'w').close()\nraise RuntimeError('d.py stops here')\n"}
+# in the tracing server only (started as `python -c`): note its pid, then take long to start
+SLOW_SERVER = """import os, sys, time
+if sys.argv[:1] == ["-c"]:
+    with open(os.environ["SERVER_PID"], "w") as out:
+        out.write(str(os.getpid()))
+    time.sleep(120)
+"""
 GRAPH = "graphs/a.f.json"  # a.py's entry f, as the analysis saves it
 
 
@@ -73,3 +86,33 @@ def test_files_ending_out_of_order_give_the_report_of_files_ending_in_order(runs
     report = runs["1"][0].decode()
     assert report.index('"a.py"') < report.index('"b.py"') < report.index('"c.py"')
     assert '"d.py"' in report and "d.py stops here" in report and runs["1"][1] == 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return "\nState:\tZ" not in status.read()
+    except OSError:
+        return False
+
+
+def test_a_signal_while_the_server_starts_stops_it(tmp_path):
+    """The server starts before the parent's imports: an interrupt during its start kills it too."""
+    (tmp_path / "a.py").write_text(BLOCKER.format(name="f"))
+    (tmp_path / "slow" / "sitecustomize.py").parent.mkdir()
+    (tmp_path / "slow" / "sitecustomize.py").write_text(SLOW_SERVER)
+    marker = tmp_path / "server.pid"
+    path = os.pathsep.join(filter(None, [str(tmp_path / "slow"), os.environ.get("PYTHONPATH")]))
+    run = subprocess.Popen([sys.executable, "-m", "xlalint", "a.py", "--no-cache", "--format", "json"], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONPATH": path, "SERVER_PID": str(marker)})
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.2)  # the pid is written at once: let the parent go on to its own imports
+    server = int(marker.read_text())
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 143 and "run cut short by SIGTERM" in err, err
+    time.sleep(0.5)  # a killed orphan is reaped by init
+    assert not _alive(server)

@@ -120,11 +120,14 @@ class _Server:
         self.log.close()  # the server has its own descriptor for it
         self.requests, self.answers = cast(IO[bytes], self.proc.stdin), cast(IO[bytes], self.proc.stdout)  # both piped
         self.channel = _Channel(self.answers.fileno(), max_memory_mb)
+
+    def wait_ready(self) -> None:
+        """Wait for the server's TensorFlow import; WorkerError when it fails."""
         ready = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
         if ready is None or ready["type"] == "fatal":
             self.kill()
             reason = ready["message"] if ready else (
-                f"it exceeded the memory limit of {max_memory_mb} MB (see --max-memory)"
+                f"it exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
                 if self.channel.over_memory else death(self.proc.wait(), self.log.name))
             raise WorkerError(f"could not start the TensorFlow worker: {reason}")
         self.tensorflow = ready["tensorflow"]
@@ -249,8 +252,14 @@ class Tracing:
     def _start(self) -> _Server:
         """A new server; one whose preloads started threads is replaced by one without them."""
         server = _Server(self.env, self.workdir, self.max_memory_mb, self.preload)
-        with self.lock:
+        with self.lock:  # known to close() while it imports TensorFlow: an interrupt then kills it too
             self.servers.append(server)
+            stopped = self.failure
+        if stopped is not None:
+            server.kill()
+            raise stopped
+        server.wait_ready()
+        with self.lock:
             self.tensorflow = server.tensorflow
         if server.threaded and server.forks:
             server.kill()
