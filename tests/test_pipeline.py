@@ -5,7 +5,8 @@ Real runs of the command line: ``b.py`` waits at import until what it names exis
 down what it saw. ``a.py``'s saved graph (``--save-graphs``) is written by the parent's analysis
 of ``a.py``, so ``b.py`` seeing it proves the analysis ran while ``b.py`` was still being traced.
 With ``--jobs 2`` it also waits for ``d.py`` to start, which the other server does only once
-``c.py`` is done: ``c.py`` ends before ``b.py``, out of the run's order.
+``c.py`` is done: ``c.py`` ends before ``b.py``, out of the run's order. And since the servers
+start before the parent's own imports, an interrupt may come while one still starts: it dies too.
 """
 
 from __future__ import annotations
