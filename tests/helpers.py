@@ -44,3 +44,12 @@ def run_without_tf(*args: str, cwd: Path = REPO, env: dict | None = None) -> sub
 
 def json_without_tf(*args: str, **kwargs) -> tuple[dict, int]:
     return _report(run_without_tf(*args, "--format", "json", **kwargs))
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie does not: it only waits to be reaped). Linux /proc."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return "\nState:\tZ" not in status.read()
+    except OSError:
+        return False

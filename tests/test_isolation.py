@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from helpers import run_json, run_xlalint
+from helpers import alive, run_json, run_xlalint
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
@@ -233,14 +233,6 @@ def test_the_report_does_not_depend_on_grouping_order_or_jobs(tmp_path, seed):
             assert [item for item in together[key] if item["path"] == name] == alone[name][key], (name, key)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return "\nState:\tZ" not in status.read()
-    except OSError:
-        return False
-
-
 @pytest.mark.tf  # starts the CLI itself
 @WAYS
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -260,4 +252,4 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path, sig, code, w
     assert f"run cut short by {sig.name}" in err
     assert json.loads(out)["runs"][0]["invocations"][0]["executionSuccessful"] is False
     time.sleep(0.5)  # SIGKILLed orphans are reaped by init
-    assert [pid for pid in started if _alive(pid)] == []
+    assert [pid for pid in started if alive(pid)] == []

@@ -18,7 +18,7 @@ import sys
 import time
 
 import pytest
-from helpers import run_xlalint
+from helpers import alive, run_xlalint
 
 pytestmark = pytest.mark.tf
 
@@ -89,14 +89,6 @@ def test_files_ending_out_of_order_give_the_report_of_files_ending_in_order(runs
     assert '"d.py"' in report and "d.py stops here" in report and runs["1"][1] == 1
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return "\nState:\tZ" not in status.read()
-    except OSError:
-        return False
-
-
 def test_a_signal_while_the_server_starts_stops_it(tmp_path):
     """The server starts before the parent's imports: an interrupt during its start kills it too."""
     (tmp_path / "a.py").write_text(BLOCKER.format(name="f"))
@@ -116,4 +108,4 @@ def test_a_signal_while_the_server_starts_stops_it(tmp_path):
     out, err = run.communicate(timeout=60)
     assert run.returncode == 143 and "run cut short by SIGTERM" in err, err
     time.sleep(0.5)  # a killed orphan is reaped by init
-    assert not _alive(server)
+    assert not alive(server)
