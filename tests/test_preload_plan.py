@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from xlalint.backend import preload
-from xlalint.preload_plan import imported_roots, preloads
+from xlalint.preload_plan import imported_roots, preloads, run_preloads, sets_environment
 
 
 def test_imports_at_any_depth_are_read_relative_ones_are_not():
@@ -32,6 +32,32 @@ def test_only_installed_libraries_that_a_file_imports_are_preloaded(tmp_path):
     assert preloads(paths, libraries) == ["csv", "email", "json"]  # in the given order, imported and installed
     assert preloads(paths[1:2], libraries) == ["email"]
     assert preloads([str(tmp_path / "saved_model_dir")], libraries) == []
+
+
+@pytest.mark.parametrize("source, sets", [
+    ('import os\nos.environ["HF_HUB_OFFLINE"] = "1"\n', True),
+    ("from os import environ\nenviron['X'] = '1'\n", True),
+    ("import os\ndel os.environ['X']\n", True),
+    ("import os\nos.environ.update(X='1')\n", True),
+    ("import os\ndef main():\n    os.environ.setdefault('X', '1')\n", True),
+    ("import os\nos.putenv('X', '1')\n", True),
+    ("import os\ndata = os.environ.get('DATA', '.')\nhome = os.environ['HOME']\n", False),  # reads only
+    ("environ = {}\nx = 1\n", False),
+    ("os.environ['X'] = (\n", False),  # does not parse: nothing is known
+])
+def test_a_script_that_sets_environment_variables_is_told_from_one_that_reads_them(source, sets):
+    assert sets_environment(source) is sets
+
+
+def test_a_run_server_preloads_no_library_a_script_setting_environment_variables_imports(tmp_path):
+    """Such a script may set them for that library's import: it must import the library after them."""
+    (tmp_path / "sets.py").write_text("import os\nos.environ['JSON_OPTION'] = '1'\nimport json\nimport csv\n")
+    (tmp_path / "plain.py").write_text("import json\nimport email\n")
+    paths = [str(tmp_path / "sets.py"), str(tmp_path / "plain.py")]
+    libraries = ("csv", "email", "json")
+    assert preloads(paths, libraries) == ["csv", "email", "json"]
+    assert run_preloads(paths, libraries) == ["email"]
+    assert run_preloads(paths[1:], libraries) == ["email", "json"]
 
 
 @pytest.mark.parametrize("proc", [True, False], ids=["linux-proc", "no-proc"])

@@ -1,9 +1,12 @@
-"""Start the child that runs a user's script for ``xlalint run`` and read back what it captured.
+"""Run a user's script for ``xlalint run`` in a child of a TensorFlow server, and read back what it captured.
 
-The child (``xlalint.backend.run_child``) is a fresh interpreter in its own session, working in a
-scratch mirror of the user's working directory. It stops itself at the run budget; one that does
-not (stuck in C code) is killed with everything it started a little later, and what it had
-captured by then is kept. The scratch folder is removed whatever happens.
+One server (``backend/run_server.py``) serves every run of the command: TensorFlow, Keras and the
+libraries the scripts import are imported once, and each run is a child forked from it (on Linux;
+elsewhere, or with ``XLALINT_NO_FORK=1``, a fresh interpreter per run), in its own session,
+working in a scratch mirror of the user's working directory. The child stops itself at the run
+budget; one that does not (stuck in C code) is killed with everything it started a little later,
+and what it had captured by then is kept. The scratch folder is removed whatever happens, and
+closing the server kills everything it started.
 """
 
 from __future__ import annotations
@@ -12,51 +15,89 @@ import contextlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from typing import Any
 
-from xlalint.child_end import death, kill_group
-from xlalint.python_child import module_command
+from xlalint.child_end import death
+from xlalint.preload_plan import run_preloads
 from xlalint.run_scratch import make_scratch, remove_scratch
+from xlalint.server_client import Server, WorkerError, start_server
 
-IMPORT_ALLOWANCE_S = 120.0  # importing TensorFlow (not counted in the budget) and writing the result
+IMPORT_ALLOWANCE_S = 120.0  # setting up the run (and, without fork, importing TensorFlow) and writing the result
+
+
+class RunServer:
+    """The server of one ``xlalint run``: one run at a time, each in a fresh child; a context manager."""
+
+    def __init__(self, scripts: list[str]):
+        """``scripts``: the files that will run, whose libraries the server imports before it forks."""
+        self.work = tempfile.mkdtemp(prefix="xlalint-run-state-")
+        self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        self.preload = run_preloads(scripts)
+        self.server: Server | None = None
+        self.runs = 0
+
+    def __enter__(self) -> RunServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill the server with every run it started, and remove the run's files."""
+        if self.server is not None:
+            self.server.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def _keep(self, server: Server) -> None:
+        self.server = server
+
+    def run(self, script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
+            first_step: bool = False) -> dict:
+        """The child's result: ``records`` (one per captured function), ``stop``, ``redirected``, ``refused``,
+        ``server`` (the pid that imported TensorFlow); ``{"error": ...}`` where the script never ran."""
+        cwd = os.path.realpath(os.getcwd())
+        protected = [cwd] + ([os.path.dirname(os.path.realpath(script))] if script else [])
+        self.runs += 1
+        files = {"result": os.path.join(self.work, f"{self.runs}.json"),
+                 "log": os.path.join(self.work, f"{self.runs}.log")}
+        scratch = make_scratch(cwd)
+        try:
+            request: dict[str, Any] = {
+                "script": script and os.path.abspath(script), "module": module, "argv": argv, "cwd": cwd,
+                "scratch": scratch, "protected": protected, "budget": budget, "patience": patience,
+                "first_step": first_step, "env": self.env, **files}
+            return self._served(request)
+        finally:
+            remove_scratch(scratch)
+            for path in files.values():
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+    def _served(self, request: dict) -> dict:
+        if self.server is None or not self.server.alive:
+            try:
+                start_server("xlalint.backend.run_server", self.preload, {**self.env, "TMPDIR": self.work},
+                             self.work, self._keep)
+            except WorkerError as error:
+                return {"error": str(error)}
+        server = self.server
+        assert server is not None  # kept by start_server
+        if server.start(request) is None:
+            stopped = server.stopped()
+            server.kill()
+            return {"error": stopped or death(server.proc.wait(), request["log"], "the run")}
+        end, killed = server.finish(request["budget"] + IMPORT_ALLOWANCE_S)
+        code = end["code"] if end else (None if killed else server.proc.wait())  # not forking: the server ran it
+        server.done(end)
+        return _result(request["result"], code, killed is not None, request["budget"], request["log"])
 
 
 def run_script(script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
                first_step: bool = False) -> dict:
-    """The child's result: ``records`` (one per captured function), ``stop``, ``redirected``, ``refused``;
-    ``{"error": ...}`` where the child died before it ran the script."""
-    cwd = os.path.realpath(os.getcwd())
-    protected = [cwd] + ([os.path.dirname(os.path.realpath(script))] if script else [])
-    scratch = make_scratch(cwd)
-    work = tempfile.mkdtemp(prefix="xlalint-run-state-")
-    try:
-        request: dict[str, Any] = {"script": script and os.path.abspath(script), "module": module, "argv": argv, "cwd": cwd,
-                   "scratch": scratch, "protected": protected, "budget": budget, "patience": patience,
-                   "first_step": first_step,
-                   "result": os.path.join(work, "result.json")}
-        request_path = os.path.join(work, "request.json")
-        with open(request_path, "w", encoding="utf-8") as handle:
-            json.dump(request, handle)
-        log_path = os.path.join(work, "output.log")
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
-        with open(log_path, "wb") as log:
-            child = subprocess.Popen(module_command("xlalint.backend.run_child", request_path), cwd=scratch,
-                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                     start_new_session=True)
-        try:
-            code = child.wait(timeout=budget + IMPORT_ALLOWANCE_S)
-            killed = False
-        except subprocess.TimeoutExpired:
-            code, killed = None, True
-        finally:
-            kill_group(child.pid)  # whatever the script started goes with it
-            child.wait()
-        return _result(request["result"], code, killed, budget, log_path)
-    finally:
-        remove_scratch(scratch)
-        shutil.rmtree(work, ignore_errors=True)
+    """One run in a server of its own (``RunServer.run``)."""
+    with RunServer([script] if script else []) as server:
+        return server.run(script, module, argv, budget, patience, first_step)
 
 
 def _result(path: str, code: int | None, killed: bool, budget: float, log: str) -> dict:

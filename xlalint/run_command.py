@@ -136,28 +136,29 @@ def main(argv: list[str]) -> int:
     except ValueError as error:
         parser.error(str(error))
     known = known_baseline(parser, args, options.baseline)
-    from xlalint.run_client import run_script
+    from xlalint.run_client import RunServer
     from xlalint.run_report import run_report
     from xlalint.run_scratch import ScratchError
 
     reports = []
-    for file, script, module, script_argv, _ in commands:
-        if not args.quiet:
-            print(f"xlalint run: running {file} up to its compiled steps (budget {args.run_timeout:g}s)",
-                  file=sys.stderr)
-        try:
-            with signals_interrupt():
-                result = run_script(script, module, script_argv, args.run_timeout, args.patience,
-                                    options.first_step)
-        except ScratchError as error:
-            parser.error(str(error))
-        except Interrupted as stop:
-            print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
-            return 128 + stop.signal
-        if result.get("hooks_supported") is False and not args.quiet:
-            print(f"xlalint run: TensorFlow {result['tensorflow']} with Keras {result['keras']} is not a release "
-                  "whose hooks were checked; results may be incomplete (docs/run.md)", file=sys.stderr)
-        reports.append(run_report(result, file, options))
+    with RunServer([file for file, *_ in commands]) as server:  # TensorFlow imported once for every command
+        for file, script, module, script_argv, _ in commands:
+            if not args.quiet:
+                print(f"xlalint run: running {file} up to its compiled steps (budget {args.run_timeout:g}s)",
+                      file=sys.stderr)
+            try:
+                with signals_interrupt():
+                    result = server.run(script, module, script_argv, args.run_timeout, args.patience,
+                                        options.first_step)
+            except ScratchError as error:
+                parser.error(str(error))
+            except Interrupted as stop:
+                print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
+                return 128 + stop.signal
+            if result.get("hooks_supported") is False and not args.quiet:
+                print(f"xlalint run: TensorFlow {result['tensorflow']} with Keras {result['keras']} is not a "
+                      "release whose hooks were checked; results may be incomplete (docs/run.md)", file=sys.stderr)
+            reports.append(run_report(result, file, options))
     listed = [command for *_, command in commands]
     report = together(reports, listed) if listed[0] else reports[0]
     apply_baseline_flags(parser, report, args, options, known)

@@ -14,33 +14,19 @@ import contextlib
 import json
 import os
 import queue
-import select
 import shutil
-import subprocess
 import tempfile
 import threading
-import time
-from typing import IO, Iterator, cast
+from typing import Iterator
 from dataclasses import dataclass
 
-from xlalint.child_end import death, kill_group
+from xlalint.child_end import death
 from xlalint.gc_pause import gc_paused
 from xlalint.preload_plan import preloads
-from xlalint.python_child import module_command
+from xlalint.server_client import Server, WorkerError, start_server
 from xlalint.wire import FileResult, Request, file_result
 
-IMPORT_TIMEOUT_S = 300.0  # importing TensorFlow on a cold, busy machine
-EXIT_WAIT_S = 30.0  # for the server to report a child it was told to kill
-MEMORY_POLL_S = 0.1  # how often a process's resident memory is read while waiting for it
 WAIT_S = 0.2  # the caller waits for answers in steps this short: a signal reaches it between them
-PAGE = os.sysconf("SC_PAGE_SIZE")
-# The server never starts with the working directory first on sys.path (module_command): a
-# ./json.py must not shadow the standard library. The user's file directory comes first only in
-# the child that imports that file, as in a plain `python file.py`.
-
-
-class WorkerError(RuntimeError):
-    """The tracing server could not start at all (e.g. TensorFlow is not installed)."""
 
 
 @dataclass
@@ -49,150 +35,37 @@ class WorkerResult:
     files: dict[str, FileResult]  # path -> the file's result
 
 
-def _resident_bytes(pid: int) -> int:
-    """Resident memory of a process (Linux /proc; 0 where it cannot be read)."""
+def _check(server: Server, workdir: str, request: Request, number: int, timeout: float, progress) -> FileResult:
+    """One file's result from ``server``; every failure (crash, exit, timeout, memory) becomes its ``error``."""
+    files = {"result": os.path.join(workdir, f"{number}.json"), "log": os.path.join(workdir, f"{number}.log")}
+    if server.start({**request, **files}) is None:  # a server that does not start the file is replaced
+        stopped = server.stopped()
+        server.kill()
+        return _outcome(server, request, files, None, stopped)
+    if progress:
+        progress(request["path"])
+    end, killed = server.finish(timeout)
+    stopped = {None: None,
+               "memory": f"exceeded the memory limit of {server.max_memory_mb} MB while importing or tracing "
+                         "(see --max-memory)",
+               "timeout": f"timed out after {timeout:g}s while importing or tracing (see --timeout)"}[killed]
+    result = _outcome(server, request, files, end, stopped)
+    server.done(end)
+    return result
+
+
+def _outcome(server: Server, request: Request, files: dict, end: dict | None, stopped: str | None) -> FileResult:
+    """The file's result, or why there is none: only a check that finished writes the result file."""
     try:
-        with open(f"/proc/{pid}/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * PAGE
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-class _Channel:
-    """Line reader over the server's message pipe with a deadline and a memory limit on one process."""
-
-    def __init__(self, fd: int, max_memory_mb: int):
-        self.fd = fd
-        self.max_bytes = max_memory_mb << 20  # 0: no limit
-        self.buffer = bytearray()
-        self.closed = False  # the server closed its end: it has exited or is exiting
-        self.over_memory = False  # the watched process went over the limit
-
-    def read(self, timeout: float, watch: int) -> dict | None:
-        """The next message; a line that is not one (printed before the server took stdout over, e.g. by a
-        sitecustomize) is skipped."""
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self._line(deadline, watch)
-            if line is None:
-                return None
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(message, dict) and "type" in message:
-                return message
-
-    def _line(self, deadline: float, watch: int) -> bytes | None:
-        end = self.buffer.find(b"\n")
-        while end < 0:
-            left = deadline - time.monotonic()
-            if left <= 0 or self.closed:
-                return None
-            ready = select.select([self.fd], [], [], min(left, MEMORY_POLL_S) if self.max_bytes else left)[0]
-            if self.max_bytes and _resident_bytes(watch) > self.max_bytes:
-                self.over_memory = True
-                return None
-            if not ready:
-                continue
-            chunk = os.read(self.fd, 1 << 16)
-            if not chunk:
-                self.closed = True
-                return None
-            self.buffer += chunk
-            end = self.buffer.find(b"\n")
-        line = bytes(self.buffer[:end])
-        del self.buffer[: end + 1]
-        return line
-
-
-class _Server:
-    """One tracing server: TensorFlow imported, ready to check files one at a time."""
-
-    def __init__(self, env: dict, workdir: str, max_memory_mb: int, preload: list[str]):
-        self.workdir = workdir
-        self.max_memory_mb = max_memory_mb
-        self.child: int | None = None  # the process checking a file right now
-        self.log = tempfile.NamedTemporaryFile(dir=workdir, prefix="server-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(module_command("xlalint.backend.worker", *preload), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd(),
-                                     start_new_session=True)
-        self.log.close()  # the server has its own descriptor for it
-        self.requests, self.answers = cast(IO[bytes], self.proc.stdin), cast(IO[bytes], self.proc.stdout)  # both piped
-        self.channel = _Channel(self.answers.fileno(), max_memory_mb)
-
-    def wait_ready(self) -> None:
-        """Wait for the server's TensorFlow import; WorkerError when it fails."""
-        ready = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
-        if ready is None or ready["type"] == "fatal":
-            self.kill()
-            reason = ready["message"] if ready else (
-                f"it exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
-                if self.channel.over_memory else death(self.proc.wait(), self.log.name))
-            raise WorkerError(f"could not start the TensorFlow worker: {reason}")
-        self.tensorflow = ready["tensorflow"]
-        self.forks = ready.get("fork", False)
-        self.threaded = ready.get("threaded", [])  # preloaded libraries that started threads: replace it
-
-    @property
-    def alive(self) -> bool:
-        return not self.channel.closed and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """Kill the file's process group and the server's, now, and close the pipes to it."""
-        kill_group(self.child)
-        kill_group(self.proc.pid)
-        self.proc.wait()
-        self.requests.close()
-        self.answers.close()
-
-    def check(self, request: Request, number: int, timeout: float, progress) -> FileResult:
-        """One file's result; every failure (crash, exit, timeout, memory) becomes its ``error``."""
-        files = {"result": os.path.join(self.workdir, f"{number}.json"),
-                 "log": os.path.join(self.workdir, f"{number}.log")}
-        try:
-            self.requests.write((json.dumps({**request, **files}) + "\n").encode())
-            self.requests.flush()
-            start = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
-        except OSError:  # the server died since it was last asked
-            start = None
-        if start is None or start["type"] != "start":  # a server that does not start the file is replaced
-            stopped = None if self.proc.poll() is not None else (
-                f"the tracing server exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
-                if self.channel.over_memory else "the tracing server stopped answering")
-            self.kill()
-            return self._outcome(request, files, None, stopped)
-        self.child = start["pid"]
-        if progress:
-            progress(request["path"])
-        end = self.channel.read(timeout, self.child)
-        stopped = None
-        if end is None and not self.channel.closed:  # too slow or too big: kill it, then hear its end
-            stopped = (f"exceeded the memory limit of {self.max_memory_mb} MB while importing or tracing "
-                       "(see --max-memory)" if self.channel.over_memory
-                       else f"timed out after {timeout:g}s while importing or tracing (see --timeout)")
-            self.channel.over_memory = False
-            kill_group(self.child)
-            if self.forks:
-                end = self.channel.read(EXIT_WAIT_S, self.proc.pid)
-        result = self._outcome(request, files, end, stopped)
-        if not self.forks or end is None:
-            self.kill()  # a server that does not fork has checked its one file; one that says nothing is replaced
-        self.child = None
-        return result
-
-    def _outcome(self, request: Request, files: dict, end: dict | None, stopped: str | None) -> FileResult:
-        """The file's result, or why there is none: only a check that finished writes the result file."""
-        try:
-            with open(files["result"], encoding="utf-8") as handle, gc_paused():
-                return json.load(handle)
-        except (OSError, ValueError):
-            error = stopped or death(end["code"] if end else self.proc.wait(), files["log"])
-            return file_result(request["path"], error)
-        finally:  # a run of many files keeps none of them on disk
-            for path in files.values():
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+        with open(files["result"], encoding="utf-8") as handle, gc_paused():
+            return json.load(handle)
+    except (OSError, ValueError):
+        error = stopped or death(end["code"] if end else server.proc.wait(), files["log"])
+        return file_result(request["path"], error)
+    finally:  # a run of many files keeps none of them on disk
+        for path in files.values():
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 class Tracing:
@@ -207,7 +80,7 @@ class Tracing:
         self.timeout, self.progress, self.max_memory_mb = timeout, progress, max_memory_mb
         self.tensorflow: str | None = None
         self.failure: BaseException | None = None
-        self.servers: list[_Server] = []
+        self.servers: list[Server] = []
         self.lock = threading.Lock()
         self.workdir = tempfile.mkdtemp(prefix="xlalint-")
         self.preload = preloads([r["path"] for r in requests if not r.get("saved_model")])
@@ -229,7 +102,8 @@ class Tracing:
                     return
                 if server is None or not server.alive:
                     server = self._start()
-                self.done.put((request["path"], server.check(request, number, self.timeout, self.progress)))
+                self.done.put((request["path"], _check(server, self.workdir, request, number, self.timeout,
+                                                       self.progress)))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             self.failure = self.failure or error
         finally:
@@ -249,23 +123,21 @@ class Tracing:
                         raise self.failure from None
             yield answer
 
-    def _start(self) -> _Server:
-        """A new server; one whose preloads started threads is replaced by one without them."""
-        server = _Server(self.env, self.workdir, self.max_memory_mb, self.preload)
-        with self.lock:  # known to close() while it imports TensorFlow: an interrupt then kills it too
+    def _start(self) -> Server:
+        server = start_server("xlalint.backend.worker", self.preload, self.env, self.workdir, self._keep,
+                              self.max_memory_mb)
+        with self.lock:
+            self.tensorflow = server.tensorflow
+        return server
+
+    def _keep(self, server: Server) -> None:
+        """Known to close() while it imports TensorFlow: an interrupt then kills it too."""
+        with self.lock:
             self.servers.append(server)
             stopped = self.failure
         if stopped is not None:
             server.kill()
             raise stopped
-        server.wait_ready()
-        with self.lock:
-            self.tensorflow = server.tensorflow
-        if server.threaded and server.forks:
-            server.kill()
-            self.preload = [name for name in self.preload if name not in server.threaded]
-            return self._start()
-        return server
 
     def close(self) -> None:
         """Kill every process of the run and remove its files."""

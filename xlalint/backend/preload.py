@@ -1,7 +1,8 @@
-"""Make the tracing server ready to fork: what every file's child would otherwise redo, done once.
+"""Make a server ready to fork: what every child would otherwise redo, done once.
 
-Before it forks a child per file, the server imports the optional libraries the checked files
-import (``xlalint.preload_plan``), the modules every check imports, answers "is this a user
+Before it forks a child per file (or per ``xlalint run`` command), the server imports the optional
+libraries the checked files or run scripts import (``xlalint.preload_plan``), the modules every
+child imports, answers "is this a user
 file?" for every module already loaded (each child asks it of all of them for the cache's
 dependency list), lets AutoGraph convert one function (its converter's first use costs far more
 than the next), and moves every object it holds to the garbage collector's permanent generation,
@@ -58,12 +59,12 @@ def _converted_once(x):
     return total
 
 
-def warm() -> None:
-    """Import the check's modules, fill the user-file cache, convert one function, freeze the heap (its
-    garbage too: collecting it first costs a fifth of a second, and the server is short-lived)."""
+def warm(modules: tuple[str, ...] = CHECK_MODULES) -> None:
+    """Import the modules each child needs, fill the user-file cache, convert one function, freeze the heap
+    (its garbage too: collecting it first costs a fifth of a second, and the server is short-lived)."""
     import tensorflow as tf
 
-    for name in CHECK_MODULES:
+    for name in modules:
         importlib.import_module(name)
     try:
         tf.autograph.to_graph(_converted_once)

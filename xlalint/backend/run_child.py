@@ -1,9 +1,10 @@
 """The child process of ``xlalint run``: run the user's script as ``__main__`` and capture what it compiles.
 
-Started as ``run_child REQUEST.json`` in the scratch working directory (``xlalint.run_scratch``).
-Imports TensorFlow, installs the hooks (capture, Keras, guard), then runs the script with the
-``sys.argv`` and ``sys.path`` that ``python SCRIPT ARGS`` (or ``python -m MODULE ARGS``) gives.
-The result file is rewritten after each capture, so a run killed from outside keeps what it found.
+Called by the run server (``run_server``) in the child it forked for the run, in the scratch working
+directory (``xlalint.run_scratch``): installs the hooks (capture, Keras, guard), then runs the
+script with the ``sys.argv`` and ``sys.path`` that ``python SCRIPT ARGS`` (or ``python -m MODULE
+ARGS``) gives. The result file is rewritten after each capture, so a run killed from outside keeps
+what it found.
 """
 
 from __future__ import annotations
@@ -67,9 +68,8 @@ def _run_notebook(path: str) -> None:
     exec(compile(source, path, "exec"), main.__dict__)  # noqa: S102 - running the user's code is the point
 
 
-def main(request_path: str) -> None:
-    with open(request_path, encoding="utf-8") as handle:
-        request = json.load(handle)
+def run(request: dict, server: int) -> None:
+    """Run the request's script; ``server``: the pid of the process that imported TensorFlow."""
     import keras
     import tensorflow as tf
 
@@ -82,7 +82,7 @@ def main(request_path: str) -> None:
     guard = Guard(request["scratch"], request["protected"], [os.path.dirname(request["result"])])
     from xlalint.backend import run_hooks
 
-    result = {"tensorflow": tf.__version__, "keras": keras.__version__, "records": [], "stop": None,
+    result = {"tensorflow": tf.__version__, "keras": keras.__version__, "server": server, "records": [], "stop": None,
               "hooks_supported": run_hooks.installed() in run_hooks.SUPPORTED}
 
     def save() -> None:
@@ -120,15 +120,3 @@ def main(request_path: str) -> None:
     result["calls"] = capture.calls
     save()
 
-
-if __name__ == "__main__":
-    code = 0
-    try:
-        main(sys.argv[1])
-    except BaseException:  # noqa: BLE001 - xlalint's own failure: its traceback goes to the log
-        traceback.print_exc()
-        code = 70
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)  # the script's threads and TensorFlow's teardown must not keep the run alive

@@ -1,12 +1,9 @@
 """The tracing server: import TensorFlow once, then check each user file in a fresh forked child.
 
 Started as ``worker [LIBRARY...]``: the optional libraries to import before forking
-(``xlalint.preload_plan``). Reads one JSON request per line on stdin (the file, what to
-trace, and where to write its result and its output) and writes one JSON message per line
-to the descriptor that was stdout when it started: ``ready`` (versions; ``threaded``: the preloaded libraries that
-started threads, after which the server must not fork) or ``fatal`` (no TensorFlow), then
-``start`` (the child's pid) and ``exit`` (its exit code) for each file. The child writes
-the file's result to the request's result path; the user's prints go to its log.
+(``xlalint.preload_plan``). Each request (one JSON line on stdin, the messages as in
+``fork_server``) names the file, what to trace, and where to write its result and its output.
+The child writes the file's result to the request's result path; the user's prints go to its log.
 """
 
 from __future__ import annotations
@@ -15,32 +12,17 @@ import importlib.abc
 import importlib.util
 import json
 import os
-import signal
 import sys
 import time
 import traceback
 
+from xlalint.backend.fork_server import import_tensorflow, open_channel, ready, redirect_output, serve
 from xlalint.backend.frames import is_user_file
+from xlalint.backend.preload import CHECK_MODULES
 from xlalint.files import read_source
 from xlalint.notebooks import is_notebook, place_of, remember_source
 from xlalint.specs import parse_spec
 from xlalint.wire import EntryRecord, FileResult, Request, entry_record, file_result
-
-
-MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
-# Forking a process that has imported TensorFlow but run nothing is sound on Linux (no runtime
-# threads or eager context exist yet); elsewhere each file gets a fresh interpreter.
-FORK_SAFE = sys.platform.startswith("linux") and hasattr(os, "fork")
-
-
-def _version_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
-
-
-def _send(channel, message: dict) -> None:
-    # Messages are plain trees, many MB for a large graph: skip the cycle check and the spaces.
-    channel.write(json.dumps(message, check_circular=False, separators=(",", ":")) + "\n")
-    channel.flush()
 
 
 def _where(error: BaseException, path: str) -> str:
@@ -219,16 +201,6 @@ def _check_file(request: Request, recorder) -> FileResult:
     return result
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when the one that started it dies (no orphans running user code)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the parent's process-group kill still applies
-
-
 def _write_result(request: Request, result: FileResult) -> None:
     # One ``dumps`` and one write: ``json.dump`` streams through the pure-Python encoder (5x slower
     # on a ResNet50 training step's 6 MB result); ``dumps`` runs the C encoder in one go.
@@ -240,11 +212,7 @@ def _write_result(request: Request, result: FileResult) -> None:
 def _check_in_this_process(request: Request, recorder) -> None:
     """Run one file's check here, its output to the file's log, its answer to the result file."""
     me = os.getpid()
-    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)  # the user's code must not read the parent's requests
-    os.dup2(log, 1)
-    os.dup2(log, 2)
+    redirect_output(request["log"])
     result = check_file(request, recorder)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -252,75 +220,24 @@ def _check_in_this_process(request: Request, recorder) -> None:
         _write_result(request, result)
 
 
-def _fork_check(request: Request, recorder, channel) -> int:
-    """Check one file in a forked child with its own session; returns its exit code once it ends."""
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.close(channel.fileno())
-            os.setsid()
-            _die_with_parent()
-            _check_in_this_process(request, recorder)
-        except BaseException:  # noqa: BLE001 - the child must never return into the server loop
-            traceback.print_exc()
-            code = 70
-        finally:
-            os._exit(code)
-    _send(channel, {"type": "start", "path": request["path"], "pid": pid})
-    status = os.waitpid(pid, 0)[1]
-    try:
-        os.killpg(pid, signal.SIGKILL)  # whatever the module started goes with it
-    except OSError:
-        pass
-    return os.waitstatus_to_exitcode(status)
+def _before_fork(request: Request) -> None:
+    if is_notebook(request["path"]):
+        import nbformat  # noqa: F401 - imported here once (seconds), not in each notebook's child
 
 
 def main() -> None:
-    """Import TensorFlow once, then check each requested file in a fresh forked child.
-
-    Where fork is unavailable the file is checked in this process, which then exits:
-    the parent starts a fresh interpreter for the next file.
-    """
-    channel = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # whatever is printed here must not mix with our messages
-    _die_with_parent()
-
+    """Import TensorFlow once, then check each requested file in a fresh forked child (``fork_server``)."""
+    channel = open_channel()
     from xlalint.backend.keras_sites import LayerRecorder
 
     recorder = LayerRecorder()
     started = time.perf_counter()
-    try:
-        import keras
-        import tensorflow as tf
-
-        import xlalint.backend.discover  # noqa: F401 - imported once here, not once per file
-    except ImportError as error:
-        _send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
-        return
-    if _version_tuple(tf.__version__) < MIN_TENSORFLOW:
-        _send(channel, {"type": "fatal", "message": f"TensorFlow {tf.__version__} is not supported: xlalint "
-                        f"needs {'.'.join(map(str, MIN_TENSORFLOW))} or newer (Keras 3)"})
+    versions = import_tensorflow(channel, ("xlalint.backend.discover",))  # once here, not once per file
+    if versions is None:
         return
     recorder.install()
-    forking = FORK_SAFE and os.environ.get("XLALINT_NO_FORK") != "1"
-    threaded: list[str] = []
-    if forking:  # a process that checks one file only has nothing to share
-        from xlalint.backend.preload import import_optional, warm
-
-        threaded = import_optional(sys.argv[1:])
-        warm()
-    _send(channel, {"type": "ready", "tensorflow": tf.__version__, "keras": keras.__version__,
-                    "import_s": time.perf_counter() - started, "fork": forking, "threaded": threaded})
-    for line in sys.stdin:
-        request = json.loads(line)
-        if not forking:
-            _send(channel, {"type": "start", "path": request["path"], "pid": os.getpid()})
-            _check_in_this_process(request, recorder)
-            return
-        if is_notebook(request["path"]):
-            import nbformat  # noqa: F401 - imported here once (seconds), not in each notebook's child
-        _send(channel, {"type": "exit", "path": request["path"], "code": _fork_check(request, recorder, channel)})
+    fork = ready(channel, versions, started, sys.argv[1:], CHECK_MODULES)
+    serve(channel, lambda request: _check_in_this_process(request, recorder), fork, _before_fork)
 
 
 if __name__ == "__main__":

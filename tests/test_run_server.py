@@ -1,0 +1,85 @@
+"""`xlalint run`'s server: TensorFlow imported once for several runs, each run in a fresh forked child.
+
+Real runs of small scripts through the server the listed run commands share: the runs report the
+same server, a variable a script sets before `import tensorflow` reaches TensorFlow in its own run
+and in no other, and without fork each run gets a fresh interpreter with the same answer.
+"""
+
+import os
+import textwrap
+
+import pytest
+
+from xlalint.run_client import RunServer, run_script
+
+pytestmark = pytest.mark.tf  # each server imports TensorFlow
+
+STEP = """
+    import tensorflow as tf
+
+
+    @tf.function(jit_compile=True)
+    def step(x):
+        return tf.reduce_sum(x * 2.0)
+
+
+    print(float(step(tf.ones([4]))))
+"""
+UNKNOWN_FLAG = "--xlalint_no_such_flag"
+SCRIPTS = {
+    "first.py": STEP,
+    # TensorFlow reads TF_XLA_FLAGS at its first op, after its import: an unknown flag aborts the run there
+    "sets_flags.py": f"import os\n\nos.environ['TF_XLA_FLAGS'] = '{UNKNOWN_FLAG}'\n" + textwrap.dedent(STEP),
+    "after.py": STEP,
+}
+
+
+def _run(server: RunServer, name: str) -> dict:
+    return server.run(name, None, [], budget=60, patience=2)
+
+
+def _captured(result: dict) -> list:
+    assert "error" not in result, result
+    return [(record["name"], record["jit_compile"], result["stop"]["kind"]) for record in result["records"]]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run_server")
+    for name, source in SCRIPTS.items():
+        (folder / name).write_text(textwrap.dedent(source))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def forked(project):
+    """Each script's result, in order, all from one server (as the listed run commands are)."""
+    here = os.getcwd()
+    os.chdir(project)
+    try:
+        with RunServer(list(SCRIPTS)) as server:
+            return {name: _run(server, name) for name in SCRIPTS}
+    finally:
+        os.chdir(here)
+
+
+def test_one_server_imports_tensorflow_once_for_every_run(forked):
+    first, after = forked["first.py"], forked["after.py"]
+    assert _captured(first) == _captured(after) == [("step", True, "ended")]
+    assert first["server"] == after["server"] != os.getpid()
+
+
+def test_a_variable_a_script_sets_before_importing_tensorflow_reaches_tensorflow_in_that_run_only(forked):
+    """The run that set the unknown flag dies at its first op, as `python sets_flags.py` does; the run
+    after it, forked from the same server, never sees the flag."""
+    assert "Unknown flag in TF_XLA_FLAGS" in forked["sets_flags.py"]["error"], forked["sets_flags.py"]
+    assert UNKNOWN_FLAG in forked["sets_flags.py"]["error"]
+    assert _captured(forked["after.py"]) == [("step", True, "ended")]
+
+
+def test_without_fork_a_run_gets_a_fresh_interpreter_and_the_same_answer(forked, project, monkeypatch):
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("XLALINT_NO_FORK", "1")
+    fresh = run_script("first.py", None, [], budget=60, patience=2)
+    assert _captured(fresh) == _captured(forked["first.py"])
+    assert fresh["server"] != forked["first.py"]["server"]

@@ -1,0 +1,152 @@
+"""What both TensorFlow servers share: import TensorFlow once, then serve each request in a forked child.
+
+The check command's tracing server (``worker``) and ``xlalint run``'s (``run_server``) are this
+loop with their own request handler. A server reads one JSON request per line on stdin and writes
+one JSON message per line to the descriptor that was stdout when it started: ``ready`` (versions;
+``fork``; ``threaded``: the preloaded libraries that started threads, after which it must not
+fork) or ``fatal`` (no TensorFlow), then ``start`` (the child's pid) and ``exit`` (its exit code)
+for each request. Each child starts its own session, so the parent can kill it with everything it
+started. Where fork is unavailable (or ``XLALINT_NO_FORK=1``) the server handles one request in
+its own process and ends: the parent starts a fresh interpreter for the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Any, Callable
+
+MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
+# Forking a process that has imported TensorFlow but run nothing is sound on Linux (no runtime
+# threads or eager context exist yet); elsewhere each request gets a fresh interpreter.
+FORK_SAFE = sys.platform.startswith("linux") and hasattr(os, "fork")
+FAILED = 70  # a child's exit code when xlalint itself failed in it (its traceback is in its log)
+
+Handler = Callable[[Any], None]  # called with the request
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+
+
+def send(channel, message: dict) -> None:
+    # Messages are plain trees, many MB for a large graph: skip the cycle check and the spaces.
+    channel.write(json.dumps(message, check_circular=False, separators=(",", ":")) + "\n")
+    channel.flush()
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when the one that started it dies (no orphans running user code)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's process-group kill still applies
+
+
+def open_channel():
+    """The message channel (this process's stdout); whatever else is printed here goes to stderr."""
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    die_with_parent()
+    return channel
+
+
+def import_tensorflow(channel, modules: tuple[str, ...]) -> tuple[str, str] | None:
+    """Import TensorFlow, Keras and ``modules``; ``(tensorflow, keras)`` versions, or None once ``fatal`` is sent."""
+    import importlib
+
+    try:
+        import keras
+        import tensorflow as tf
+
+        for name in modules:
+            importlib.import_module(name)
+    except ImportError as error:
+        send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
+        return None
+    if _version_tuple(tf.__version__) < MIN_TENSORFLOW:
+        send(channel, {"type": "fatal", "message": f"TensorFlow {tf.__version__} is not supported: xlalint "
+                       f"needs {'.'.join(map(str, MIN_TENSORFLOW))} or newer (Keras 3)"})
+        return None
+    return tf.__version__, keras.__version__
+
+
+def forking() -> bool:
+    return FORK_SAFE and os.environ.get("XLALINT_NO_FORK") != "1"
+
+
+def ready(channel, versions: tuple[str, str], started: float, libraries: list[str], warmed: tuple[str, ...]) -> bool:
+    """Preload ``libraries`` and warm (only when forking: a process that serves one request has nothing
+    to share), then say ``ready``; returns whether this server forks."""
+    fork = forking()
+    threaded: list[str] = []
+    if fork:
+        from xlalint.backend.preload import import_optional, warm
+
+        threaded = import_optional(libraries)
+        warm(warmed)
+    send(channel, {"type": "ready", "tensorflow": versions[0], "keras": versions[1],
+                   "import_s": time.perf_counter() - started, "fork": fork, "threaded": threaded})
+    return fork
+
+
+def redirect_output(log_path: str) -> None:
+    """This process's stdin from /dev/null (user code must not read the server's requests), its output to a log."""
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+
+
+def _handle_and_exit(handle: Handler, request: dict) -> None:
+    """Handle one request, then end this process at once: user threads and TensorFlow's teardown must
+    not keep it alive."""
+    code = 0
+    try:
+        handle(request)
+    except BaseException:  # noqa: BLE001 - xlalint's own failure: its traceback goes to the log
+        traceback.print_exc()
+        code = FAILED
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _fork(handle: Handler, request: dict, channel) -> int:
+    """Handle one request in a forked child with its own session; returns its exit code once it ends."""
+    pid = os.fork()
+    if pid == 0:
+        def detached(request: dict) -> None:
+            os.close(channel.fileno())
+            os.setsid()
+            die_with_parent()
+            handle(request)
+
+        _handle_and_exit(detached, request)
+    send(channel, {"type": "start", "pid": pid})
+    status = os.waitpid(pid, 0)[1]
+    try:
+        os.killpg(pid, signal.SIGKILL)  # whatever the child started goes with it
+    except OSError:
+        pass
+    return os.waitstatus_to_exitcode(status)
+
+
+def serve(channel, handle: Handler, fork: bool, before_fork: Handler | None = None) -> None:
+    """Answer each request on stdin: in a forked child, or (not forking) here, once, ending this process."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        if not fork:
+            send(channel, {"type": "start", "pid": os.getpid()})
+            _handle_and_exit(handle, request)
+        if before_fork is not None:
+            before_fork(request)
+        send(channel, {"type": "exit", "code": _fork(handle, request, channel)})
