@@ -2,14 +2,21 @@
 
 Real runs of small scripts through the server the listed run commands share: the runs report the
 same server, a variable a script sets before `import tensorflow` reaches TensorFlow in its own run
-and in no other, and without fork each run gets a fresh interpreter with the same answer.
+and in no other, without fork each run gets a fresh interpreter with the same answer, and a signal
+to `xlalint run` stops the server, the run and what the script started.
 """
 
+import json
 import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 
+from helpers import REPO, alive
 from xlalint.run_client import RunServer, run_script
 
 pytestmark = pytest.mark.tf  # each server imports TensorFlow
@@ -83,3 +90,38 @@ def test_without_fork_a_run_gets_a_fresh_interpreter_and_the_same_answer(forked,
     fresh = run_script("first.py", None, [], budget=60, patience=2)
     assert _captured(fresh) == _captured(forked["first.py"])
     assert fresh["server"] != forked["first.py"]["server"]
+
+
+HANGS = """
+import os
+import subprocess
+import sys
+import time
+
+sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open(os.environ["MARKER"] + ".part", "w") as out:  # outside the project: not refused
+    out.write(f"{os.getpid()} {os.getppid()} {sleeper.pid}")
+os.replace(os.environ["MARKER"] + ".part", os.environ["MARKER"])
+time.sleep(600)
+"""
+
+
+def test_a_signal_stops_the_run_its_server_and_what_the_script_started(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "hangs.py").write_text(HANGS)
+    marker = tmp_path / "pids"
+    run = subprocess.Popen([sys.executable, "-m", "xlalint", "run", "--format", "json", "hangs.py"], cwd=project,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "MARKER": str(marker), "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 300
+    while not marker.exists() and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.2)
+    started = [int(pid) for pid in marker.read_text().split()]  # the run, its server, the script's child
+    assert len(set(started)) == 3 and all(alive(pid) for pid in started)
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 143, err
+    assert json.loads(out)["interrupted"] == "SIGTERM"
+    time.sleep(0.5)  # SIGKILLed orphans are reaped by init
+    assert [pid for pid in started if alive(pid)] == []
