@@ -2,12 +2,13 @@
 
 import json
 import os
+import sys
 
 import pytest
 
 from helpers import REPO, run_without_tf
 from xlalint.report import EMITTERS
-from xlalint.run_command import _parser, split_command
+from xlalint.run_command import _module_file, _parser, split_command
 from xlalint.autocluster.program import AS_IF_JIT, AUTO_CLUSTERING, CPU_NOTE, entry_mode
 from xlalint.run_report import defined_tf_functions, run_report, seen_mode
 from xlalint.run_scratch import make_scratch, remove_scratch
@@ -214,3 +215,18 @@ def test_auto_clustering_as_the_run_showed_it_decides_over_the_files(tmp_path):
         {"where": [str(script), 3], "flags": None, "cpu_global_jit": False}))
     assert (by_call.name, by_call.note) == (AUTO_CLUSTERING, CPU_NOTE) and by_call.source.endswith("train.py:3 in the run")
     assert entry_mode(str(script), True, "auto", "cpu", seen_mode(None)).name == "jit_compile"
+
+
+def test_a_module_run_with_m_is_found_without_importing_its_packages(tmp_path, monkeypatch):
+    """Its file is read for the libraries to preload; a package's ``__init__`` is the user's code and runs
+    only in the run's child (here it would raise)."""
+    package = tmp_path / "pkg" / "jobs"
+    package.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("raise RuntimeError('imported by xlalint itself')\n")
+    (package / "__init__.py").write_text("raise RuntimeError('imported by xlalint itself')\n")
+    (package / "train.py").write_text("import tensorflow\n")
+    (package / "__main__.py").write_text("import tensorflow\n")
+    monkeypatch.chdir(tmp_path)
+    assert _module_file(_parser(), "pkg.jobs.train") == str(package / "train.py")
+    assert _module_file(_parser(), "pkg.jobs") == str(package / "__main__.py")  # a package runs its __main__
+    assert "pkg" not in sys.modules

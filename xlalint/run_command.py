@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
 from xlalint import settings
@@ -70,10 +71,24 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+def _spec_without_importing(module: str, path: list[str]) -> ModuleSpec | None:
+    """The module's spec, searched on ``path`` part by part: no parent package is imported (its
+    ``__init__`` is the user's code, which runs only in the run's child)."""
+    spec = None
+    for part in module.split("."):
+        spec = PathFinder.find_spec(part, path)
+        if spec is None:
+            return None
+        path = list(spec.submodule_search_locations or [])
+    return spec
+
+
 def _module_file(parser: UsageParser, module: str) -> str:
     sys.path.insert(0, os.getcwd())
     try:
-        spec = importlib.util.find_spec(module)
+        spec = _spec_without_importing(module, sys.path) if all(module.split(".")) else None
+        if spec is None:  # found by another finder (an editable install's): as Python finds it, parents imported
+            spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         spec = None
     finally:
