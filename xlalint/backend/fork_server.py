@@ -65,14 +65,14 @@ def import_tensorflow(channel, modules: tuple[str, ...]) -> tuple[str, str] | No
         import keras
         import tensorflow as tf
 
+        if _version_tuple(tf.__version__) < MIN_TENSORFLOW:  # before xlalint's modules, which need a newer one
+            send(channel, {"type": "fatal", "message": f"TensorFlow {tf.__version__} is not supported: xlalint "
+                           f"needs {'.'.join(map(str, MIN_TENSORFLOW))} or newer (Keras 3)"})
+            return None
         for name in modules:
             importlib.import_module(name)
     except ImportError as error:
         send(channel, {"type": "fatal", "message": f"TensorFlow cannot be imported: {error}"})
-        return None
-    if _version_tuple(tf.__version__) < MIN_TENSORFLOW:
-        send(channel, {"type": "fatal", "message": f"TensorFlow {tf.__version__} is not supported: xlalint "
-                       f"needs {'.'.join(map(str, MIN_TENSORFLOW))} or newer (Keras 3)"})
         return None
     return tf.__version__, keras.__version__
 
