@@ -13,15 +13,6 @@ REPO = TESTS.parent
 NO_TF = TESTS / "no_tf"  # its sitecustomize makes TensorFlow unimportable
 
 
-def alive(pid: int) -> bool:
-    """Whether a process runs (Linux /proc; a zombie is not running)."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return "\nState:\tZ" not in status.read()
-    except OSError:
-        return False
-
-
 def no_tf_path() -> str:
     """PYTHONPATH with the blocking sitecustomize first."""
     return os.pathsep.join(dict.fromkeys(filter(None, [str(NO_TF), *os.environ.get("PYTHONPATH", "").split(os.pathsep)])))
