@@ -105,6 +105,14 @@ def redirect_output(log_path: str) -> None:
     os.dup2(log, 2)
 
 
+def fresh_random_state() -> None:
+    """Seed NumPy's global generator from the OS, as a fresh interpreter does: a forked child would
+    otherwise draw the server's sequence, the same in every child. (Python's ``random`` reseeds itself.)"""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+
+
 def _handle_and_exit(handle: Handler, request: dict) -> None:
     """Handle one request, then end this process at once: user threads and TensorFlow's teardown must
     not keep it alive."""
@@ -128,6 +136,7 @@ def _fork(handle: Handler, request: dict, channel) -> int:
             os.close(channel.fileno())
             os.setsid()
             die_with_parent()
+            fresh_random_state()
             handle(request)
 
         _handle_and_exit(detached, request)
