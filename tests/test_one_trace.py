@@ -86,7 +86,7 @@ def _ops(graph) -> list[tuple]:
     """Each op's type, name and inputs, with name-scope counters dropped (``adam_1/Sub_3`` -> ``adam/Sub``):
     a scope used once more in one graph numbers every later op of that scope differently."""
     def plain(name: str) -> str:
-        return "/".join(re.sub(r"_\d+$", "", part) for part in name.split("/"))
+        return "/".join(re.sub(r"(_\d+)+$", "", part) for part in name.split("/"))
     return sorted((op.type, plain(op.name), tuple(plain(t.name) for t in op.inputs)) for op in graph.get_operations())
 
 
