@@ -418,3 +418,25 @@ def test_keras_model_under_set_jit(programs, agreement):
         "auto-clustering", "fixtures/autocluster/keras_set_jit.py:6", "compatible")
     assert [s["op_type"] for s in entry["autocluster"]["splitters"]] == ["MatMul", "MatMul"]
     _same_clusters_as_tensorflow(entries[key], agreement[key])
+
+
+@pytest.mark.parametrize("onednn", [True, False])
+def test_add_of_a_bias_is_fused_only_with_onednn(onednn):
+    """``tf.matmul(x, w) + b``: with oneDNN (TensorFlow's default on x86 Linux) the remapper fuses the
+    add of a rank-1 bias like a BiasAdd, leaving the math after it; without, the MatMul clusters too."""
+    b = GraphBuilder()
+    x = b.arg("x", shape=(4, 8))
+    w = b.op("w", "Const", shape=(8, 16))
+    bias = b.op("bias", "Const", shape=(16,))
+    product = b.op("matmul", "MatMul", [x, w], shape=(4, 16))
+    added = b.op("add", "AddV2", [product, bias], shape=(4, 16))
+    squared = b.op("square", "Mul", [added, added], shape=(4, 16))
+    summed = b.op("sum", "AddV2", [squared, added], shape=(4, 16))
+    scaled = b.op("scale", "Mul", [summed, squared], shape=(4, 16))
+    out = b.op("Identity", "Identity", [b.op("diff", "Sub", [scaled, added], shape=(4, 16))])
+    b.function("f", [out])
+    graph = b.build()
+    graph.data["onednn"] = onednn
+    clustered = set().union(*_clusters(graph))
+    assert {"square", "sum", "scale", "diff"} <= clustered
+    assert ("matmul" in clustered) is not onednn and ("add" in clustered) is not onednn

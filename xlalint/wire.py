@@ -48,7 +48,11 @@ class Function(TypedDict):
     outputs: list[list]  # [[op id, output index]] of its results
 
 
-class Graph(TypedDict):
+class _GraphFacts(TypedDict, total=False):
+    onednn: bool  # TensorFlow ran with oneDNN where it was traced (absent in older saved graphs: assumed)
+
+
+class Graph(_GraphFacts):
     format: int
     root: str
     num_args: int

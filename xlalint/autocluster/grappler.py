@@ -126,11 +126,14 @@ def _fuse_contractions(model: Model) -> None:
 
 
 def _adds_a_bias(model: Model, contraction: str, add: str) -> bool:
-    """An ``Add``/``AddV2`` the remapper takes for a ``BiasAdd`` (TensorFlow's CPU builds run it with oneDNN):
+    """An ``Add``/``AddV2`` the remapper takes for a ``BiasAdd``, which it does only with oneDNN on (the graph's
+    ``onednn``, read where it was traced; TensorFlow's x86 Linux builds have it on by default):
     one input is the contraction's output, of known last dimension; the other, of another shape, is a
     rank-1 bias of that size after a ``MatMul``, or ones but that last dimension after a channel-last
     convolution (``tf.matmul(x, w) + b``: measured, fused; docs/autocluster.md)."""
     unit = model.units[add]
+    if not model.graph.data.get("onednn", True):
+        return False
     if unit.type not in ("Add", "AddV2") or len(unit.inputs) != 2 or unit.inputs.count(contraction) != 1:
         return False
     out = model.units[contraction].node["outputs"][0]["shape"]

@@ -114,6 +114,14 @@ def _small_int_value(op_type: str, attrs):
 
 
 @gc_paused()
+def _onednn() -> bool:
+    """Whether this TensorFlow runs with oneDNN (``TF_ENABLE_ONEDNN_OPTS`` and the build decide), which some
+    of Grappler's CPU fusions depend on (``autocluster/grappler.py``)."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
 def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
     """JSON-ready op graph of ``concrete_function`` and everything it calls."""
     root = concrete_function.graph
@@ -190,4 +198,5 @@ def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
                     sub = graph._get_function(called) or root._get_function(called)  # noqa: SLF001
                     if sub is not None and getattr(sub, "graph", None) is not None:
                         pending.append((called, sub.graph, layer))
-    return {"format": FORMAT, "root": root.name, "num_args": num_args, "functions": functions, "nodes": nodes}
+    return {"format": FORMAT, "root": root.name, "num_args": num_args, "functions": functions, "nodes": nodes,
+            "onednn": _onednn()}
