@@ -46,3 +46,14 @@ def test_a_covered_model_is_no_entry_and_its_keras_finding_is_said_as_before(tmp
     _, alone = _run(path, [_covered_model(path)])  # the model as an entry of its own that was not traced
     assert [p.finding for p in alone] == [covered.finding]
     assert (covered.finding.line, covered.finding.entry) == (3, "model")
+
+
+def test_a_covered_model_counts_as_reached_for_the_never_less_than_static_pass(tmp_path):
+    """Its name is reached through the entry that covers it, so its lines get no "not traced" stand-ins."""
+    from xlalint.static_fallback import _reached
+
+    path = str(tmp_path / "model.py")
+    step = _step(path)
+    step["covers"] = [_covered_model(path)]
+    names, _ = _reached([step])
+    assert {"step", "model"} <= names

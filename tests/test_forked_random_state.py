@@ -7,29 +7,26 @@ import os
 import numpy as np
 import pytest
 
-from xlalint.backend.fork_server import fresh_random_state
+from xlalint.backend import fork_server
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="servers fork only where os.fork exists")
+pytestmark = pytest.mark.skipif(not fork_server.FORK_SAFE, reason="servers fork only on Linux")
 
 
-def _draw_in_child(reseed: bool) -> float:
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        if reseed:
-            fresh_random_state()
-        os.write(write, repr(float(np.random.random())).encode())
-        os._exit(0)
-    os.close(write)
+def _draw(request: dict) -> None:
+    with open(request["out"], "w", encoding="utf-8") as out:
+        out.write(repr(float(np.random.random())))
+
+
+def test_each_forked_child_draws_its_own_numpy_numbers(tmp_path):
+    saved = np.random.get_state()
+    np.random.seed(1)  # the server's generator when it forks: every child would inherit it
     try:
-        return float(os.read(read, 64))
+        with open(os.devnull, "w", encoding="utf-8") as channel:
+            drawn = []
+            for number in range(2):
+                out = tmp_path / f"{number}.txt"
+                assert fork_server._fork(_draw, {"out": str(out)}, channel) == 0  # noqa: SLF001 - the server's fork
+                drawn.append(float(out.read_text(encoding="utf-8")))
+        assert drawn[0] != drawn[1]
     finally:
-        os.close(read)
-        os.waitpid(pid, 0)
-
-
-def test_children_draw_their_own_numpy_numbers():
-    np.random.seed(1)  # the server's state when it forks
-    assert _draw_in_child(reseed=False) == _draw_in_child(reseed=False)  # what a child inherits
-    assert _draw_in_child(reseed=True) != _draw_in_child(reseed=True)
+        np.random.set_state(saved)

@@ -17,9 +17,11 @@ import time
 import pytest
 
 from helpers import REPO, alive
+from xlalint.backend.fork_server import FORK_SAFE
 from xlalint.run_client import RunServer, run_script
 
 pytestmark = pytest.mark.tf  # each server imports TensorFlow
+forking = pytest.mark.skipif(not FORK_SAFE, reason="runs share a server only where it forks (Linux)")
 
 STEP = """
     import tensorflow as tf
@@ -61,15 +63,18 @@ def project(tmp_path_factory):
 @pytest.fixture(scope="module")
 def forked(project):
     """Each script's result, in order, all from one server (as the listed run commands are)."""
-    here = os.getcwd()
+    here, no_fork = os.getcwd(), os.environ.pop("XLALINT_NO_FORK", None)  # the forking server, whatever the caller set
     os.chdir(project)
     try:
         with RunServer(list(SCRIPTS)) as server:
             return {name: _run(server, name) for name in SCRIPTS}
     finally:
         os.chdir(here)
+        if no_fork is not None:
+            os.environ["XLALINT_NO_FORK"] = no_fork
 
 
+@forking
 def test_one_server_imports_tensorflow_once_for_every_run(forked):
     first, after = forked["first.py"], forked["after.py"]
     assert _captured(first) == _captured(after) == [("step", True, "ended")]
@@ -84,6 +89,7 @@ def test_a_variable_a_script_sets_before_importing_tensorflow_reaches_tensorflow
     assert _captured(forked["after.py"]) == [("step", True, "ended")]
 
 
+@forking
 def test_without_fork_a_run_gets_a_fresh_interpreter_and_the_same_answer(forked, project, monkeypatch):
     monkeypatch.chdir(project)
     monkeypatch.setenv("XLALINT_NO_FORK", "1")

@@ -28,6 +28,7 @@ def _reached(entries: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[tuple[
         if not graph:
             continue
         names.add(entry["name"])
+        names.update(covered["name"] for covered in entry.get("covers", ()))  # models checked inside this entry
         names.update(m.group(1) for f in graph["functions"] if (m := re.fullmatch(r"__inference_(.+)_\d+", f)))
         for node in graph["nodes"]:
             lines.update((f, line) for f, line, _ in node.get("frames", ()))

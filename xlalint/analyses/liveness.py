@@ -15,9 +15,7 @@ Results of functions other than the entry's own count as kept: their callers are
 
 from __future__ import annotations
 
-from xlalint.opgraph import BRANCH_OPS, CALL_OPS, WHILE_OPS, OpGraph
-
-CALLERS = BRANCH_OPS | CALL_OPS | WHILE_OPS
+from xlalint.opgraph import OpGraph
 
 
 def kept_nodes(graph: OpGraph) -> frozenset[str]:
@@ -27,7 +25,7 @@ def kept_nodes(graph: OpGraph) -> frozenset[str]:
 
 def _kept(graph: OpGraph) -> set[str]:
     sinks = {src for function in graph.functions.values() for src, _ in function["outputs"]}
-    sinks |= {n["id"] for n in graph.nodes() if n.get("stateful") or n["type"] in CALLERS}
+    sinks |= {n["id"] for n in graph.nodes() if n.get("stateful") or n["calls"]}
     kept = {s for s in sinks if s in graph}
     stack = list(kept)
     while stack:

@@ -20,6 +20,8 @@ import time
 import traceback
 from typing import Any, Callable
 
+from xlalint.child_end import kill_group
+
 MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
 # Forking a process that has imported TensorFlow but run nothing is sound on Linux (no runtime
 # threads or eager context exist yet); elsewhere each request gets a fresh interpreter.
@@ -142,10 +144,7 @@ def _fork(handle: Handler, request: dict, channel) -> int:
         _handle_and_exit(detached, request)
     send(channel, {"type": "start", "pid": pid})
     status = os.waitpid(pid, 0)[1]
-    try:
-        os.killpg(pid, signal.SIGKILL)  # whatever the child started goes with it
-    except OSError:
-        pass
+    kill_group(pid)  # whatever the child started goes with it
     return os.waitstatus_to_exitcode(status)
 
 

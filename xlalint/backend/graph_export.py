@@ -113,7 +113,7 @@ def _small_int_value(op_type: str, attrs):
     return tensor_util.MakeNdarray(tensor).reshape(-1).tolist()
 
 
-@gc_paused()
+@lru_cache(maxsize=None)
 def _onednn() -> bool:
     """Whether this TensorFlow runs with oneDNN (``TF_ENABLE_ONEDNN_OPTS`` and the build decide), which some
     of Grappler's CPU fusions depend on (``autocluster/grappler.py``)."""
@@ -122,6 +122,7 @@ def _onednn() -> bool:
     return bool(_pywrap_util_port.IsMklEnabled())
 
 
+@gc_paused()
 def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
     """JSON-ready op graph of ``concrete_function`` and everything it calls."""
     root = concrete_function.graph

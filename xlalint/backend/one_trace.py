@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import weakref
 
 import keras
 import tensorflow as tf
@@ -44,14 +45,14 @@ def _owner(frame):
 
 
 @contextlib.contextmanager
-def _constructed_during(made: set[int]):
-    """Record in ``made`` the id of every Keras layer, optimizer and metric constructed in the block."""
+def _constructed_during(made: weakref.WeakSet):
+    """Record in ``made`` every Keras layer, optimizer and metric constructed in the block."""
     originals = [(cls, cls.__init__) for cls in _OWNERS]
 
     def recording(original):
         @functools.wraps(original)
         def init(self, *args, **kwargs):
-            made.add(id(self))
+            made.add(self)
             original(self, *args, **kwargs)
         return init
 
@@ -66,12 +67,12 @@ def _constructed_during(made: set[int]):
 
 def traced_once(python_function):
     """``python_function`` with Keras' variables made eagerly while it is traced (see the module)."""
-    made_here: set[int] = set()
+    made_here: weakref.WeakSet = weakref.WeakSet()  # by object, not id: a freed object's id is reused
 
     def creator(next_creator, **kwargs):
         owner = _owner(sys._getframe(1))
         initial = kwargs.pop("initial_value")
-        if (owner is None or id(owner) in made_here or tf.distribute.has_strategy()
+        if (owner is None or owner in made_here or tf.distribute.has_strategy()
                 or (not callable(initial) and tf.is_symbolic_tensor(initial))):
             return next_creator(initial_value=initial, **kwargs)
         with tf.init_scope():

@@ -59,7 +59,7 @@ def _converted_once(x):
     return total
 
 
-def warm(modules: tuple[str, ...] = CHECK_MODULES) -> None:
+def warm(modules: tuple[str, ...]) -> None:
     """Import the modules each child needs, fill the user-file cache, convert one function, freeze the heap
     (its garbage too: collecting it first costs a fifth of a second, and the server is short-lived)."""
     import tensorflow as tf

@@ -13,7 +13,7 @@ import pkgutil
 from xlalint.checks.base import (STAGES, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule, RunContext,
                                  SourceContext)
 from xlalint.results import SEVERITIES
-from xlalint.rule_codes import RULE_MODULE, resolve_codes
+from xlalint.rule_codes import RULE_MODULE
 
 # Codes never change meaning; a new rule takes the next free code of its range.
 CODE_RANGES = {
@@ -67,4 +67,4 @@ def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
 
 
 __all__ = ["CODE_RANGES", "Context", "EntryContext", "Fix", "Hit", "NodeEdit", "Pending", "Rule", "RULES",
-           "RunContext", "SourceContext", "fix_of", "hooks", "resolve_codes", "run_checks"]
+           "RunContext", "SourceContext", "fix_of", "hooks", "run_checks"]
