@@ -137,3 +137,80 @@ def test_action_step_as_one_shard_of_a_matrix(tmp_path):
     assert (report["shard"]["index"], report["shard"]["count"]) == (2, 3)
     sarif = json.loads((repo / "xlalint-shard-2-of-3.sarif").read_text())
     assert sarif["runs"][0]["automationDetails"] == {"id": "xlalint/shard-2-of-3/"}
+
+
+def _documented_matrix() -> dict:
+    """The matrix workflow of docs/ci.md, as a user copies it."""
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "docs/ci.md").read_text(), re.S)
+    [workflow] = [w for w in map(yaml.safe_load, blocks) if isinstance(w, dict) and "merge" in w.get("jobs", {})]
+    return workflow
+
+
+def _shard_job(job: dict, shard: int, checkout: Path, artifacts: Path, env: dict) -> int:
+    """One job of the matrix: its xlalint step as action.yml runs it, the action's gate, the artifact upload."""
+    [step] = [s for s in job["steps"] if s.get("id") == "xlalint"]
+    inputs = {k: str(v).replace("${{ matrix.shard }}", str(shard)) for k, v in step["with"].items()}
+    command, step_env = _step_env(yaml.safe_load((REPO / "action.yml").read_text()), inputs)
+    outputs = checkout.parent / f"outputs-{shard}.txt"
+    done = subprocess.run(["bash", "-c", command.replace("python ", f"{sys.executable} ", 1)], cwd=checkout,
+                          env={**env, **step_env, "GITHUB_OUTPUT": str(outputs)}, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    [upload] = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert upload["with"]["path"] == "${{ steps.xlalint.outputs.json }}"
+    shutil.copy(checkout / values["json"], artifacts / values["json"])
+    return int(values["exit-code"])
+
+
+@pytest.mark.tf  # the shard that holds model.py traces it
+def test_the_documented_matrix_merges_into_the_one_run_report(tmp_path):
+    """docs/ci.md's workflow run job by job outside GitHub: four shard jobs, each on a fresh checkout, upload
+    their JSON reports; the merge job downloads them all into its own checkout and runs its commands. Its
+    SARIF and annotations are a single run's, and so is its exit code; each shard job fails on its own files."""
+    workflow = _documented_matrix()
+    source = tmp_path / "source"
+    source.mkdir()
+    shutil.copy(REPO / "fixtures/coverage/model.py", source / "model.py")
+    for i in range(5):
+        (source / f"broken_{i}.py").write_text(f"import tensorflow as tf\ndef f{i}(:\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    shards = workflow["jobs"]["shard"]["strategy"]["matrix"]["shard"]
+    gates = {}
+    for shard in shards:
+        checkout = tmp_path / f"job-{shard}" / "repo"
+        shutil.copytree(source, checkout)
+        gates[shard] = _shard_job(workflow["jobs"]["shard"], shard, checkout, artifacts, env)
+    assert len(os.listdir(artifacts)) == len(shards) == 4
+
+    merge = tmp_path / "merge" / "repo"
+    shutil.copytree(source, merge)
+    for name in os.listdir(artifacts):  # download-artifact, merge-multiple: every file into the checkout
+        shutil.copy(artifacts / name, merge / name)
+    xlalint = f"{sys.executable} -m xlalint "
+    ran, failed = [], False
+    for step in workflow["jobs"]["merge"]["steps"]:
+        if "run" not in step or "pip install" in step["run"] or (failed and step.get("if") != "always()"):
+            continue  # as GitHub does: after a failed step, only the steps marked always() run
+        ran.append(subprocess.run(["bash", "-c", step["run"].replace("xlalint ", xlalint, 1)], cwd=merge,
+                                  env=env, capture_output=True, text=True, timeout=120))
+        failed = failed or ran[-1].returncode != 0
+    sarif_merge, github_merge = ran
+
+    def one_run(fmt: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*xlalint.split(), "--format", fmt, "."], cwd=source, env=env, capture_output=True,
+                              text=True, timeout=600)
+
+    sarif, github = one_run("sarif"), one_run("github")
+    assert sarif_merge.returncode == sarif.returncode == github_merge.returncode == github.returncode != 0
+    assert (merge / "xlalint.sarif").read_text() == sarif.stdout.replace(source.as_uri(), merge.as_uri())
+    assert github_merge.stdout == github.stdout and "error file=model.py,line=19" in github.stdout
+    held = {}
+    for shard in shards:
+        report = json.loads((artifacts / f"xlalint-shard-{shard}-of-4.json").read_text())
+        held[shard] = {e["path"] for e in report["entries"] + report["errors"]}
+    assert sorted(set().union(*held.values())) == sorted(os.listdir(source))
+    assert sum(map(len, held.values())) == len(os.listdir(source))  # each file in exactly one shard
+    assert {s: gates[s] != 0 for s in shards} == {s: bool(held[s]) for s in shards}  # every file here fails
