@@ -4,6 +4,7 @@ README commands real."""
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from helpers import REPO
 sys.path.insert(0, str(REPO / "tools"))
 
 import gen_rule_docs  # noqa: E402
+import xlalint.rule_codes as codes  # noqa: E402
 from xlalint.checks import CODE_RANGES, RULES  # noqa: E402
 
 RULE_FOLDERS = sorted(p for p in (REPO / "rules").iterdir() if p.is_dir())
@@ -26,6 +28,19 @@ def test_rule_codes_are_unique_and_match_rules_folders_one_to_one():
     assert [code.lower() for code in codes] == [name[:6] for name in modules]  # each module named after its code
     assert list(RULES) == sorted(codes)  # the registry: every module, in code order
     assert [p.name for p in RULE_FOLDERS] == list(RULES)
+
+
+def test_the_codes_read_without_importing_the_rules_are_the_registrys_and_the_folder_is_read_once(monkeypatch):
+    """``--select`` is resolved from the modules' names before the rules are imported: the same codes,
+    in the same order, from one read of the folder shared with the registry."""
+    assert codes.rule_codes() == tuple(RULES)
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the rule folder was read again")
+
+    monkeypatch.setattr(pkgutil, "iter_modules", unread)
+    assert codes.rule_codes() == tuple(RULES)
+    assert codes.resolve_codes(["XLA1"]) == tuple(code for code in RULES if code.startswith("XLA1"))
 
 
 def test_every_rule_folder_has_examples_unless_only_verify_finds_it():

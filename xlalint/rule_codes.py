@@ -4,6 +4,7 @@ servers start, and the rules (libcst, networkx) are imported only for the analys
 
 from __future__ import annotations
 
+import functools
 import pkgutil
 import re
 from collections.abc import Sequence
@@ -12,11 +13,18 @@ from pathlib import Path
 RULE_MODULE = re.compile(r"xla(\d{3})_\w+$")  # xlalint.checks loads exactly these, each defining its code
 
 
+@functools.cache
+def rule_modules() -> tuple[tuple[str, str], ...]:
+    """``(code, module name)`` of each rule module, sorted by code; the folder is read once per process
+    (``xlalint.checks`` imports these modules)."""
+    folder = str(Path(__file__).resolve().parent / "checks")
+    return tuple(sorted((f"XLA{match.group(1)}", info.name) for info in pkgutil.iter_modules([folder])
+                        if (match := RULE_MODULE.match(info.name))))
+
+
 def rule_codes() -> tuple[str, ...]:
     """The codes of the rule modules, sorted (the order of ``xlalint.checks.RULES``)."""
-    folder = str(Path(__file__).resolve().parent / "checks")
-    return tuple(sorted(f"XLA{match.group(1)}" for info in pkgutil.iter_modules([folder])
-                        if (match := RULE_MODULE.match(info.name))))
+    return tuple(code for code, _ in rule_modules())
 
 
 def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str] = ()) -> tuple[str, ...]:

@@ -8,12 +8,11 @@ the libcst pass; run rules are reported by the engine (see each module's docstri
 from __future__ import annotations
 
 import importlib
-import pkgutil
 
 from xlalint.checks.base import (STAGES, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule, RunContext,
                                  SourceContext)
 from xlalint.results import SEVERITIES
-from xlalint.rule_codes import RULE_MODULE
+from xlalint.rule_codes import rule_modules
 
 # Codes never change meaning; a new rule takes the next free code of its range.
 CODE_RANGES = {
@@ -28,15 +27,13 @@ CODE_RANGES = {
 
 
 def _load_rules() -> dict[str, Rule]:
-    """Every rule module of this package, sorted by code; a module's name must carry its code."""
+    """Every rule module of this package (``rule_codes.rule_modules``), sorted by code; a module's name
+    must carry its code."""
     rules: dict[str, Rule] = {}
-    for info in pkgutil.iter_modules(__path__):
-        match = RULE_MODULE.match(info.name)
-        if not match:
-            continue
-        rule = importlib.import_module(f"{__name__}.{info.name}").RULE
-        if rule.code != f"XLA{match.group(1)}" or rule.code in rules:
-            raise ImportError(f"rule module {info.name} defines {rule.code}: one module per code, named after it")
+    for code, name in rule_modules():
+        rule = importlib.import_module(f"{__name__}.{name}").RULE
+        if rule.code != code or rule.code in rules:
+            raise ImportError(f"rule module {name} defines {rule.code}: one module per code, named after it")
         if rule.stage not in STAGES or rule.severity not in SEVERITIES:
             raise ImportError(f"rule {rule.code}: stage {rule.stage!r} or severity {rule.severity!r} is not known")
         if getattr(rule, STAGES[rule.stage]) is None:
