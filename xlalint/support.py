@@ -107,8 +107,9 @@ def installed_version(dist: str) -> str | None:
         return None
 
 
+@lru_cache(maxsize=None)
 def installed_tensorflow() -> str | None:
-    """The installed TensorFlow's version, read from package metadata (no import)."""
+    """The installed TensorFlow's version, read from package metadata (no import), once per process."""
     return next((version for version in map(installed_version, TF_DISTRIBUTIONS) if version), None)
 
 
