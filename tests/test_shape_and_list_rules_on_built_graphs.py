@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graph_builder import GraphBuilder, hits
+from xlalint.analyses import data_dependent
 from xlalint.checks import Context, run_checks
 from xlalint.support import load_support
 
@@ -169,6 +170,23 @@ def test_a_loop_variable_grown_by_concat_of_itself(body_result, leaves_with, exp
 ])
 def test_a_loop_variable_sized_when_compiling_then_bounded_by_the_body(first, body, expected):
     """``y = tf.where(m)`` before a loop whose body makes ``y = tf.where(m)`` again (found by bench/difftest.py)."""
+    assert hits(_where_before_and_in_a_loop(first, body)) == expected
+
+
+def test_xla103_and_xla105_share_one_search_for_data_dependent_sizes(monkeypatch):
+    searches = []
+
+    def counted(*args):
+        searches.append(args)
+        return real(*args)
+
+    real = data_dependent._dynamic_size_ops
+    monkeypatch.setattr(data_dependent, "_dynamic_size_ops", counted)
+    assert hits(_where_before_and_in_a_loop("argument", "where")) == [("XLA103", "again"), ("XLA103", "first")]
+    assert len(searches) == 1
+
+
+def _where_before_and_in_a_loop(first: str, body: str):
     b = GraphBuilder()
     where = {"dtype": "int64", "shape": [None, 1], "attrs": {"T": "bool"}}
     source = b.const("fixed", [1, 0, 1], dtype="bool") if first == "constant" else b.arg("m0", dtype="bool", shape=[3])
@@ -179,7 +197,7 @@ def test_a_loop_variable_sized_when_compiling_then_bounded_by_the_body(first, bo
     if body.endswith("shape from mask"):
         b.op("shaped", "Reshape", [b.arg("t", function="body"), mask], args=["tensor", "shape"], function="body")
     b.function("body", [b.op("again", "Where", [mask], function="body", **where) if body != "same" else carried, mask])
-    assert hits(b.build()) == expected
+    return b.build()
 
 
 def _write(b: GraphBuilder, handle: str, index: str) -> str:

@@ -52,8 +52,14 @@ def _known_when_compiling(graph: OpGraph, node: dict, tracer: ValueTracer, force
     return True
 
 
-def dynamic_size_ops(graph: OpGraph, support: SupportTable, device: str):
-    """Data-dependent ops XLA compiles (with a bounded dynamic size) whose size is not known when compiling."""
+def dynamic_size_ops(graph: OpGraph, support: SupportTable, device: str) -> list[dict]:
+    """Data-dependent ops XLA compiles (with a bounded dynamic size) whose size is not known when
+    compiling, once per graph, table and device."""
+    return graph.analysis(("dynamic_size_ops", id(support), device),
+                          lambda: list(_dynamic_size_ops(graph, support, device)))
+
+
+def _dynamic_size_ops(graph: OpGraph, support: SupportTable, device: str):
     tracer = ValueTracer(graph, support.metadata_ops)
     forced = None
     for node in graph.nodes():
