@@ -21,12 +21,12 @@ from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
 from xlalint.checks import RULES
 from xlalint.coverage import auto_jit_sites, count_ops
 from xlalint.entry_findings import NO_GRAPH, entry_findings, libcst_source
-from xlalint.files import collect_files, display_path
+from xlalint.files import collect_files, display_path, record_sources
 from xlalint.keras_decision import jit_setting, kept_off, refuses_jit
 from xlalint.notebooks import in_cells
 from xlalint.opgraph import OpGraph
 from xlalint.results import Entry, FileError, Finding, Report, one_per_place
-from xlalint.run_plan import Plan, record_sources
+from xlalint.run_plan import Plan
 from xlalint.saved_graphs import save_entry
 from xlalint.selection import PENDING, Produced, select
 from xlalint.settings import Options
@@ -132,17 +132,16 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
     for raw in result["entries"]:
         for covered in raw.get("covers", ()):  # checked as part of this entry; what needs no trace is said as before
             produced += _untraced_findings(covered, result["path"], support, options)
+        mode = _mode(result["path"], raw, options)
         if raw["graph"] is None:
             report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
-                                        **_keras_fields(raw, options.device),
-                                        **_mode(result["path"], raw, options).fields()))
-            produced += _untraced_findings(raw, result["path"], support, options)
+                                        **_keras_fields(raw, options.device), **mode.fields()))
+            produced += _untraced_findings(raw, result["path"], support, options, mode)
             continue
         site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
         if options.save_graphs:
             save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
-        mode = _mode(result["path"], raw, options)
         findings, verdict, clusters = judge_entry(mode, graph, entry_findings(raw, result["path"], support,
                                                                                _for_rules(options, mode), graph),
                                                   support, options.device, Location(result["path"], raw["line"]))
@@ -153,12 +152,14 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
     return produced
 
 
-def _untraced_findings(raw: EntryRecord, path: str, support, options: Options) -> list[Produced]:
+def _untraced_findings(raw: EntryRecord, path: str, support, options: Options,
+                       mode: Mode | None = None) -> list[Produced]:
     """The findings of an entry that has no trace of its own: what Keras decides needs none (XLA30x);
-    they count for no entry's verdict, and a comment on the entry's line covers them."""
+    they count for no entry's verdict, and a comment on the entry's line covers them. ``mode``: the
+    entry's, where the caller has it already."""
     if not (raw.get("keras_layers") or raw.get("keras")):
         return []
-    rules = _for_rules(options, _mode(path, raw, options))
+    rules = _for_rules(options, mode or _mode(path, raw, options))
     return [Produced(f, (), (path, raw["line"])) for f in entry_findings(raw, path, support, rules, OpGraph(NO_GRAPH))]
 
 

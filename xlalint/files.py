@@ -136,3 +136,13 @@ def file_digest(path: str) -> str | None:
     except OSError:
         return None
     return digest.hexdigest()
+
+
+def record_sources(sources: dict[str, str], paths) -> None:
+    """SHA-256 of each file's bytes, first as analysis reads it: --fix leaves a file that changed since alone.
+
+    Checked files are hashed before tracing; files only imported (outside the checked paths) when
+    their findings are placed."""
+    for path in map(os.path.abspath, paths):
+        if path not in sources and (digest := file_digest(path)):
+            sources[path] = digest

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from xlalint.cache import ResultCache
-from xlalint.files import collect_files, display_path, file_digest, is_env_file, is_saved_model, precheck
+from xlalint.files import collect_files, display_path, is_env_file, is_saved_model, precheck, record_sources
 from xlalint.results import FileError, Report
 from xlalint.settings import Options
 from xlalint.shards import BEFORE_TRACE, ShardRun
@@ -35,7 +35,6 @@ class Plan:
     cache: ResultCache | None = None
     cached: dict[str, FileResult] = field(default_factory=dict)  # path -> the stored result of an unchanged file
     tracing: Tracing | None = None  # the servers checking the other requests
-    progress: object = None
 
     def answers(self) -> Iterator[tuple[Request, FileResult]]:
         """Each request with its result, in the run's order; ``report.tensorflow`` is set before each.
@@ -44,22 +43,20 @@ class Plan:
         any order. A cached one waits for the first traced one, which brings the version of the
         TensorFlow that traced (the support table the analysis uses). A server that cannot start
         leaves every file not answered yet with its error."""
-        results, done, tracing = dict(self.cached), 0, self.tracing
+        results, done = dict(self.cached), 0
         by_path = {r["path"]: r for r in self.requests}
         tensorflow = installed_tensorflow() if self.requests else None  # a run answered by the cache alone
         try:
-            for path, result in tracing.answers() if tracing else ():
-                tensorflow, results[path] = tracing.tensorflow if tracing else None, result
+            for path, result, tensorflow in self._traced():
+                results[path] = result
                 if self.cache:
                     self.cache.put(by_path[path], result)
                 while done < len(self.requests) and self.requests[done]["path"] in results:
                     self.report.tensorflow = tensorflow
                     yield self.requests[done], results.pop(self.requests[done]["path"])
                     done += 1
-            if hasattr(self.progress, "done"):
-                self.progress.done()  # the last files' "[i/n]" lines
         except WorkerError as error:
-            tensorflow = (tracing and tracing.tensorflow) or (
+            tensorflow = (self.tracing and self.tracing.tensorflow) or (
                 installed_tensorflow() if self.cached else None)  # no server started: no version seen
             results.update({r["path"]: file_result(r["path"], _not_traced(error))
                             for r in self.requests[done:] if r["path"] not in results})
@@ -68,6 +65,17 @@ class Plan:
         self.report.tensorflow = tensorflow
         for request in self.requests[done:]:
             yield request, results[request["path"]]
+
+    def _traced(self) -> Iterator[tuple[str, FileResult, str | None]]:
+        """``(path, result, the tracing TensorFlow's version)`` of each traced file, as it ends; then
+        the progress lines of the last files."""
+        tracing = self.tracing
+        if tracing is None:
+            return
+        for path, result in tracing.answers():
+            yield path, result, tracing.tensorflow
+        if hasattr(tracing.progress, "done"):
+            tracing.progress.done()
 
     def close(self) -> None:
         """Stop the tracing, whatever is left of it (on an interrupt too)."""
@@ -89,7 +97,7 @@ def plan_run(paths: list[str], options: Options) -> Plan:
     files = ShardRun.start(report, files, options.shard, options.root)
     record_sources(report.sources, files)
     plan = Plan(report, explicit=set() if options.skip_untraceable else (
-        {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets)), progress=options.progress)
+        {os.path.abspath(p) for p in paths if os.path.isfile(p)} | set(options.targets)))
     for path in files:
         if is_env_file(path) and not path.endswith(".py"):
             plan.texts.append(path)
@@ -129,13 +137,3 @@ def _not_traced(error: WorkerError) -> str:
         return ("TensorFlow is not installed or cannot be imported; install it with "
                 f"`pip install 'xlalint[tf]'` or your own TensorFlow build ({message})")
     return message
-
-
-def record_sources(sources: dict[str, str], paths) -> None:
-    """SHA-256 of each file's bytes, first as analysis reads it: --fix leaves a file that changed since alone.
-
-    Checked files are hashed before tracing; files only imported (outside the checked paths) when
-    their findings are placed."""
-    for path in map(os.path.abspath, paths):
-        if path not in sources and (digest := file_digest(path)):
-            sources[path] = digest
