@@ -7,6 +7,7 @@ import os
 import nbformat
 import pytest
 
+from xlalint import preload_plan
 from xlalint.backend import preload
 from xlalint.preload_plan import imported_roots, preloads, run_preloads, sets_environment
 
@@ -58,6 +59,45 @@ def test_a_run_server_preloads_no_library_a_script_setting_environment_variables
     assert preloads(paths, libraries) == ["csv", "email", "json"]
     assert run_preloads(paths, libraries) == ["email"]
     assert run_preloads(paths[1:], libraries) == ["email", "json"]
+
+
+LOCAL_MODULES = {  # a project whose scripts reach a module that sets environment variables through their imports
+    "settings.py": "import os\nos.environ.setdefault('JSON_OPTION', '1')\n",
+    "conf/__init__.py": "from . import env\n",  # a package that sets them in a submodule, imported relatively
+    "conf/env.py": "from settings import *\n",
+    "helpers.py": "import csv\n",  # a local module that only imports a library
+}
+
+
+@pytest.mark.parametrize("script, preloaded", [
+    ("import settings\nimport json\n", []),  # the local module sets them before the script imports json
+    ("from conf import loader\nimport json\n", []),  # through a package's __init__, then `from . import`
+    ("import conf.missing\nimport json\n", []),  # the package's __init__ runs even if the submodule is missing
+    ("import helpers\nimport json\n", ["csv", "json"]),  # nothing sets them: the local module's library too
+    ("import json\nimport email.settings\n", ["email", "json"]),  # email.settings is no local settings.py
+])
+def test_a_run_script_is_read_with_the_local_modules_it_imports(tmp_path, monkeypatch, script, preloaded):
+    for name, source in LOCAL_MODULES.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(source)
+    (tmp_path / "train.py").write_text(script)
+    monkeypatch.chdir(tmp_path)
+    assert run_preloads([str(tmp_path / "train.py")], ("csv", "email", "json")) == preloaded
+
+
+def test_a_run_scan_reads_each_file_once_and_gives_up_past_its_bound(tmp_path, monkeypatch):
+    """Past the bound the local modules not read could set anything: nothing is preloaded for the script."""
+    monkeypatch.chdir(tmp_path)
+    for index in range(3):
+        (tmp_path / f"part{index}.py").write_text(f"import part{index + 1}\nimport part0\nimport csv\n")
+    (tmp_path / "train.py").write_text("import part0\nimport json\n")
+    reads = []
+    real = preload_plan.read_source
+    monkeypatch.setattr(preload_plan, "read_source", lambda path: reads.append(path) or real(path))
+    assert run_preloads([str(tmp_path / "train.py")], ("csv", "json")) == ["csv", "json"]
+    assert sorted(map(os.path.basename, reads)) == ["part0.py", "part1.py", "part2.py", "train.py"]
+    monkeypatch.setattr(preload_plan, "MAX_LOCAL_MODULES", 3)
+    assert run_preloads([str(tmp_path / "train.py")], ("csv", "json")) == []
 
 
 @pytest.mark.parametrize("proc", [True, False], ids=["linux-proc", "no-proc"])

@@ -10,25 +10,41 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
+from collections.abc import Iterator
 
 from xlalint.files import read_source
+from xlalint.module_files import specs_on_the_way
 
 OPTIONAL = ("tf_keras", "tensorflow_probability", "transformers")
+MAX_LOCAL_MODULES = 100  # a run script's local modules read for environment writes; past it, none is preloaded
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _imports(tree: ast.Module) -> Iterator[tuple[int, str, list[str]]]:
+    """``(level, module, names)`` of each import statement at any depth: ``import a.b`` is ``(0, "a.b", [])``,
+    ``from ..a import b, c`` is ``(2, "a", ["b", "c"])``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((0, alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            yield node.level, node.module or "", [alias.name for alias in node.names]
+
+
+def _roots(tree: ast.Module) -> set[str]:
+    return {module.partition(".")[0] for level, module, _ in _imports(tree) if module and not level}
 
 
 def imported_roots(source: str) -> set[str]:
     """The top-level packages a module's ``import`` statements name, at any depth; none if it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return set()
-    roots: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.partition(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            roots.add(node.module.partition(".")[0])
-    return roots
+    tree = _parse(source)
+    return _roots(tree) if tree else set()
 
 
 def preloads(paths: list[str], libraries: tuple[str, ...] = OPTIONAL) -> list[str]:
@@ -40,6 +56,11 @@ def preloads(paths: list[str], libraries: tuple[str, ...] = OPTIONAL) -> list[st
             wanted |= imported_roots(source) & set(libraries)
         if wanted == set(libraries):
             break
+    return _installed(libraries, wanted)
+
+
+def _installed(libraries: tuple[str, ...], wanted: set[str]) -> list[str]:
+    """The ``libraries`` in ``wanted`` that are installed here, in the order of ``libraries``."""
     return [name for name in libraries if name in wanted and importlib.util.find_spec(name) is not None]
 
 
@@ -48,10 +69,11 @@ def sets_environment(source: str) -> bool:
     ``setdefault``, ``putenv``): perhaps for a library it imports, which reads it at its import."""
     if "environ" not in source and "putenv" not in source:
         return False
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return False
+    tree = _parse(source)
+    return tree is not None and _sets_environment(tree)
+
+
+def _sets_environment(tree: ast.Module) -> bool:
     for node in ast.walk(tree):
         target: ast.expr | None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -68,12 +90,54 @@ def sets_environment(source: str) -> bool:
     return False
 
 
+def _local_files(level: int, module: str, names: list[str], importer: str, roots: list[str]) -> Iterator[str]:
+    """The files under ``roots`` (or, for a relative import, the importer's package) that an import
+    statement runs: each package's ``__init__`` on the way, the module, and the names that are modules."""
+    if level:
+        folder = os.path.dirname(importer)
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        roots = [folder]
+    targets = [f"{module}.{name}" if module else name for name in names if name != "*"] or [module]
+    for target in targets:
+        for spec in specs_on_the_way(target, roots) if all(target.split(".")) else ():
+            if spec.origin and spec.origin.endswith(".py"):
+                yield spec.origin
+
+
+def _run_scan(script: str, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
+    """``(the libraries the script and its local modules import, whether any of them sets environment
+    variables)``. Local modules are those Python finds next to the script or in the working directory
+    (where ``-m`` finds them), at any depth, each file read once; past ``MAX_LOCAL_MODULES`` files the
+    scan stops and counts as setting them."""
+    roots = list(dict.fromkeys([os.path.dirname(os.path.abspath(script)), os.getcwd()]))
+    pending, seen = [os.path.abspath(script)], set()
+    imported: set[str] = set()
+    sets = False
+    while pending:
+        path = os.path.realpath(pending.pop())
+        if path in seen:
+            continue
+        seen.add(path)
+        if len(seen) > MAX_LOCAL_MODULES:
+            return set(libraries), True  # what the files not read import is not known
+        source, unreadable = read_source(path)  # a notebook: its code cells
+        tree = None if unreadable else _parse(source)
+        if tree is None:
+            continue
+        imported |= _roots(tree) & set(libraries)
+        sets = sets or _sets_environment(tree)
+        pending += [file for statement in _imports(tree) for file in _local_files(*statement, path, roots)]
+    return imported, sets
+
+
 def run_preloads(paths: list[str], libraries: tuple[str, ...] = OPTIONAL) -> list[str]:
-    """What ``xlalint run``'s server imports before it forks: the ``libraries`` the scripts import, but
-    none that a script setting environment variables imports (it must see them when it imports it)."""
+    """What ``xlalint run``'s server imports before it forks: the ``libraries`` the scripts (or their local
+    modules) import, but none that a script is run with if it or one of its local modules sets environment
+    variables (perhaps for that library, which must see them when it is imported)."""
+    wanted: set[str] = set()
     late: set[str] = set()
     for path in paths:
-        source, unreadable = read_source(path)
-        if not unreadable and sets_environment(source):
-            late |= imported_roots(source)
-    return [name for name in preloads(paths, libraries) if name not in late]
+        imported, sets = _run_scan(path, libraries)
+        (late if sets else wanted).update(imported)
+    return _installed(libraries, wanted - late)

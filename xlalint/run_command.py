@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
 from xlalint import settings
@@ -17,6 +16,7 @@ from xlalint.commands import (Interrupted, UsageParser, add_fix_flags, apply_bas
                               fix_and_report, known_baseline, signals_interrupt)
 from xlalint.config import Config, ConfigError, find_config, load_config
 from xlalint.files import read_source
+from xlalint.module_files import spec_without_importing
 from xlalint.notebooks import is_notebook
 from xlalint.report import EMITTERS
 from xlalint.results import Report
@@ -71,22 +71,10 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def _spec_without_importing(module: str, path: list[str]) -> ModuleSpec | None:
-    """The module's spec, searched on ``path`` part by part: no parent package is imported (its
-    ``__init__`` is the user's code, which runs only in the run's child)."""
-    spec = None
-    for part in module.split("."):
-        spec = PathFinder.find_spec(part, path)
-        if spec is None:
-            return None
-        path = list(spec.submodule_search_locations or [])
-    return spec
-
-
 def _module_file(parser: UsageParser, module: str) -> str:
     sys.path.insert(0, os.getcwd())
     try:
-        spec = _spec_without_importing(module, sys.path) if all(module.split(".")) else None
+        spec = spec_without_importing(module, sys.path) if all(module.split(".")) else None
         if spec is None:  # found by another finder (an editable install's): as Python finds it, parents imported
             spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
