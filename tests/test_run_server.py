@@ -2,7 +2,7 @@
 
 Real runs of small scripts through the server the listed run commands share: the runs report the
 same server, a variable a script sets before `import tensorflow` reaches TensorFlow in its own run
-and in no other, without fork each run gets a fresh interpreter with the same answer, and a signal
+and in no other, what a preloaded library sets at its import reaches every run, without fork each run gets a fresh interpreter with the same answer, and a signal
 to `xlalint run` stops the server, the run and what the script started.
 """
 
@@ -40,7 +40,13 @@ SCRIPTS = {
     # TensorFlow reads TF_XLA_FLAGS at its first op, after its import: an unknown flag aborts the run there
     "sets_flags.py": f"import os\n\nos.environ['TF_XLA_FLAGS'] = '{UNKNOWN_FLAG}'\n" + textwrap.dedent(STEP),
     "after.py": STEP,
+    # the server imported this library before forking the run (its import set a variable there); the
+    # run sees the variable, as after its own import of the library in a fresh interpreter
+    "preloaded.py": "import os\nimport sys\n\npreloaded = 'sets_at_import' in sys.modules\nimport sets_at_import\n\n"
+                    "if preloaded and os.environ.get('XLALINT_SET_AT_IMPORT') == '1':\n"
+                    + textwrap.indent(textwrap.dedent(STEP), "    "),
 }
+PRELOADED = "sets_at_import"  # a library the server preloads (as it would transformers)
 
 
 def _run(server: RunServer, name: str) -> dict:
@@ -61,12 +67,17 @@ def project(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def forked(project):
-    """Each script's result, in order, all from one server (as the listed run commands are)."""
+def forked(project, tmp_path_factory):
+    """Each script's result, in order, all from one server (as the listed run commands are), which
+    preloads a library that sets an environment variable when it is imported."""
+    libraries = tmp_path_factory.mktemp("libraries")
+    (libraries / f"{PRELOADED}.py").write_text("import os\n\nos.environ['XLALINT_SET_AT_IMPORT'] = '1'\n")
     here, no_fork = os.getcwd(), os.environ.pop("XLALINT_NO_FORK", None)  # the forking server, whatever the caller set
     os.chdir(project)
     try:
         with RunServer(list(SCRIPTS)) as server:
+            server.preload.append(PRELOADED)
+            server.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(libraries), server.env.get("PYTHONPATH")]))
             return {name: _run(server, name) for name in SCRIPTS}
     finally:
         os.chdir(here)
@@ -79,6 +90,11 @@ def test_one_server_imports_tensorflow_once_for_every_run(forked):
     first, after = forked["first.py"], forked["after.py"]
     assert _captured(first) == _captured(after) == [("step", True, "ended")]
     assert first["server"] == after["server"] != os.getpid()
+
+
+@forking
+def test_what_a_preloaded_library_sets_at_its_import_reaches_each_run(forked):
+    assert _captured(forked["preloaded.py"]) == [("step", True, "ended")]
 
 
 def test_a_variable_a_script_sets_before_importing_tensorflow_reaches_tensorflow_in_that_run_only(forked):

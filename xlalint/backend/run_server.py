@@ -4,8 +4,8 @@ Started as ``run_server [LIBRARY...]`` (``xlalint.preload_plan.run_preloads``) w
 fresh interpreter for the run would have, and its own ``TMPDIR`` (what warming up leaves there goes
 with the run). Each request is one run (``run_child``), served as in ``fork_server``: the child
 starts its own session, writes its output to the request's log, works in the scratch folder, takes
-the request's environment (with what importing TensorFlow and Keras set in it, as they would in a
-fresh interpreter), installs the hooks and runs the script.
+the request's environment (with what importing TensorFlow, Keras and the preloaded libraries set in
+it, as they would in a fresh interpreter), installs the hooks and runs the script.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ def main() -> None:
     versions = import_tensorflow(channel, RUN_MODULES)
     if versions is None:
         return
-    imported = {name: value for name, value in os.environ.items() if before.get(name) != value}
     server = os.getpid()
-    fork = ready(channel, versions, started, sys.argv[1:], RUN_MODULES)
+    fork = ready(channel, versions, started, sys.argv[1:], RUN_MODULES)  # the preloads may set some too
+    imported = {name: value for name, value in os.environ.items() if before.get(name) != value}
     serve(channel, lambda request: _run(request, imported, server), fork)
 
 
