@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import nbformat
@@ -104,7 +105,8 @@ def test_a_run_scan_reads_each_file_once_and_gives_up_past_its_bound(tmp_path, m
 def test_a_library_that_starts_a_thread_at_import_is_named_for_a_server_without_it(tmp_path, monkeypatch, proc):
     """Forking after a thread started is unsafe: the server reports such a library (the client then
     starts one without it); a missing or broken one is left to the files that import it. Threads are
-    counted from /proc where there is one, else from Python's own count."""
+    read from /proc where there is one, else from Python's own list; a library whose import starts one
+    while another ends (the count stays) is named too."""
     if proc and not os.path.isdir("/proc/self/task"):
         pytest.skip("no /proc on this system")
     if not proc:
@@ -116,6 +118,12 @@ def test_a_library_that_starts_a_thread_at_import_is_named_for_a_server_without_
     (tmp_path / f"threaded_lib{suffix}.py").write_text(
         "import threading\nimport time\n\nthreading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n")
     (tmp_path / f"broken_lib{suffix}.py").write_text("raise RuntimeError('broken install')\n")
+    (tmp_path / f"waiting{suffix}.py").write_text(
+        "import threading\n\nstop = threading.Event()\nthread = threading.Thread(target=stop.wait, daemon=True)\n")
+    (tmp_path / f"swapping_lib{suffix}.py").write_text(
+        f"import threading\nimport time\n\nfrom waiting{suffix} import stop, thread\n\nstop.set()\nthread.join()\n"
+        "threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    names = [f"{name}{suffix}" for name in ("quiet_lib", "threaded_lib", "broken_lib", "missing_lib")]
-    assert preload.import_optional(names) == [f"threaded_lib{suffix}"]
+    importlib.import_module(f"waiting{suffix}").thread.start()  # a thread of the process that ends meanwhile
+    names = [f"{name}{suffix}" for name in ("quiet_lib", "threaded_lib", "broken_lib", "missing_lib", "swapping_lib")]
+    assert preload.import_optional(names) == [f"threaded_lib{suffix}", f"swapping_lib{suffix}"]

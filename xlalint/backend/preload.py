@@ -27,25 +27,26 @@ CHECK_MODULES = ("xlalint.backend.discover", "xlalint.backend.graph_export", "xl
                  "xlalint.backend.keras_step", "xlalint.backend.trace_errors", "encodings.utf_8_sig")
 
 
-def thread_count() -> int:
+def thread_ids() -> set[int]:
     """Threads of this process: every native one on Linux (/proc); elsewhere those Python started."""
     try:
-        return len(os.listdir("/proc/self/task"))
+        return {int(task) for task in os.listdir("/proc/self/task")}
     except OSError:
-        return threading.active_count()
+        return {thread.native_id for thread in threading.enumerate() if thread.native_id is not None}
 
 
 def import_optional(names: list[str]) -> list[str]:
-    """Import each named library; returns the ones that started a thread while being imported (they
-    stay imported: the caller asks for a server without them)."""
+    """Import each named library; returns the ones that started a thread while being imported (one that
+    was not there before, whatever other threads ended meanwhile; they stay imported: the caller asks for
+    a server without them)."""
     threaded = []
     for name in names:
-        before = thread_count()
+        before = thread_ids()
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a broken install: each file that imports it says so itself
             continue
-        if thread_count() > before:
+        if thread_ids() - before:
             threaded.append(name)
     return threaded
 
