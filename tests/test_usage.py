@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -110,7 +111,12 @@ def test_jobs_default_to_the_usable_cores(monkeypatch, affinity):
 
 
 def test_the_jobs_setting_defaults_to_the_usable_cores():
+    """Neither flag nor config: a run traces with one worker per core this process may run on, as
+    ``--help`` says (counted here from the system, not by xlalint)."""
     from xlalint import settings
 
-    assert settings.BY_NAME["jobs"].default == settings.usable_cores()
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert _check_parser().parse_args(["x.py"]).jobs is None  # unset: the setting's default applies
+    assert settings.options(settings.merge({"jobs": None}, {})).jobs == usable
+    assert settings.Options().jobs == usable
+    assert f"may run on (default: {usable};" in " ".join(_check_parser().format_help().split())
