@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -53,3 +54,13 @@ def alive(pid: int) -> bool:
             return "\nState:\tZ" not in status.read()
     except OSError:
         return False
+
+
+def wait_for(condition, seconds: float) -> bool:
+    """Whether ``condition()`` became true within ``seconds`` (asked every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -15,10 +15,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from helpers import alive, run_xlalint
+from helpers import REPO, alive, run_xlalint, wait_for
 
 pytestmark = pytest.mark.tf
 
@@ -95,17 +94,20 @@ def test_a_signal_while_the_server_starts_stops_it(tmp_path):
     (tmp_path / "slow" / "sitecustomize.py").parent.mkdir()
     (tmp_path / "slow" / "sitecustomize.py").write_text(SLOW_SERVER)
     marker = tmp_path / "server.pid"
-    path = os.pathsep.join(filter(None, [str(tmp_path / "slow"), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join([str(tmp_path / "slow"), str(REPO)])  # this checkout's xlalint, from tmp_path too
     run = subprocess.Popen([sys.executable, "-m", "xlalint", "a.py", "--no-cache", "--format", "json"], cwd=tmp_path,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "PYTHONPATH": path, "SERVER_PID": str(marker)})
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.05)
-    time.sleep(0.2)  # the pid is written at once: let the parent go on to its own imports
-    server = int(marker.read_text())
-    run.send_signal(signal.SIGTERM)
-    out, err = run.communicate(timeout=60)
+    try:
+        started = wait_for(lambda: marker.exists() or run.poll() is not None, 60) and marker.exists()
+        assert started, f"no server started with the slow sitecustomize: {run.poll()=}"
+        server = int(marker.read_text())  # written at once, then the server sleeps where TensorFlow would import
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
     assert run.returncode == 143 and "run cut short by SIGTERM" in err, err
-    time.sleep(0.5)  # a killed orphan is reaped by init
-    assert not alive(server)
+    stopped = wait_for(lambda: not alive(server), 10)  # a killed orphan is reaped by init
+    if not stopped:
+        os.kill(server, signal.SIGKILL)
+    assert stopped, "the server that was still starting outlived the run"
