@@ -51,6 +51,22 @@ def test_a_model_the_step_calls_is_checked_in_the_step_and_keeps_its_findings(di
     assert set(rows) == {"spare", "train_step"} and rows["spare"]["ready"] and not rows["train_step"]["ready"]
 
 
+def test_a_keras_off_layer_of_a_model_the_step_calls_leaves_the_step_ready(discovered):
+    """Keras keeps XLA off for the model's own compile (XLA301), but the step runs the model under the
+    step's jit_compile, which Keras does not decide: the step stays ready, as the compiler says."""
+    assert list(_entries(discovered, "keras_off_layer.py")) == ["train_step"]
+    found = _findings(discovered, "keras_off_layer.py")
+    assert _places(found) == gt.expected(FIXTURES / "keras_off_layer.py")
+    assert ("XLA301", 15, ("model",)) in found  # the model's name: it is no row, so it marks none
+    (row,) = [r for f in discovered["coverage"]["files"] if f["path"].endswith("keras_off_layer.py") for r in f["by_entry"]]
+    assert (row["name"], row["xla"], row["ready"], row["xla_off"]) == ("train_step", None, True, None)
+    module = gt.load_module(FIXTURES / "keras_off_layer.py")
+    assert gt.compile_error(module.train_step) is None  # with jit_compile=True it compiles and runs
+    with pytest.warns(UserWarning, match="doesn't support `jit_compile=True`"):
+        module.model.compile(optimizer="sgd", loss="mse", jit_compile=True)
+    assert module.model.jit_compile is False  # Keras' own compile falls back: what XLA301 says
+
+
 def test_a_model_nothing_calls_is_still_traced(discovered):
     spare = _entries(discovered, "step_calls_model.py")["spare"]
     assert spare["verdict"] == "compatible" and spare["ops"] and spare["ops"] > 0

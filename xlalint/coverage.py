@@ -58,7 +58,8 @@ def _totals(rows: list[dict]) -> dict:
 
 def framework_off(report: Report) -> set[tuple[str, str]]:
     """(path, entry) of the entries a framework runs without XLA even with jit_compile=True (a rule with
-    ``disables_xla`` says so, or Keras' decision for a compiled model)."""
+    ``disables_xla`` says so, or Keras' decision for a compiled model). Such a finding of a model checked
+    as part of its caller names the model, no row: the caller runs it under its own jit_compile."""
     off = {(f.path, name) for f in report.findings if RULES[f.code].disables_xla for name in f.all_entries}
     return off | {(e.path, e.name) for e in report.entries if e.keras_refuses_jit}
 
