@@ -93,8 +93,8 @@ def _script_of(parser: UsageParser, script: str | None, module: str | None, comm
     said = f"run command {command!r}: " if command else ""
     if script and not os.path.isfile(script):
         parser.error(f"{said}no such script: {script}")
-    if script and is_notebook(script) and read_source(script)[1]:
-        parser.error(f"{said}{script}: {read_source(script)[1]}")
+    if script and is_notebook(script) and (unreadable := read_source(script)[1]):
+        parser.error(f"{said}{script}: {unreadable}")
     return _module_file(parser, module) if module else str(script)
 
 
