@@ -13,18 +13,11 @@ import importlib.util
 import os
 from collections.abc import Iterator
 
-from xlalint.files import read_source
+from xlalint.files import parse_python, read_source
 from xlalint.module_files import specs_on_the_way
 
 OPTIONAL = ("tf_keras", "tensorflow_probability", "transformers")
-MAX_LOCAL_MODULES = 100  # a run script's local modules read for environment writes; past it, none is preloaded
-
-
-def _parse(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
+MAX_LOCAL_MODULES = 100  # files read for a run script (itself and its local modules); past it, nothing is preloaded
 
 
 def _imports(tree: ast.Module) -> Iterator[tuple[int, str, list[str]]]:
@@ -43,7 +36,7 @@ def _roots(tree: ast.Module) -> set[str]:
 
 def imported_roots(source: str) -> set[str]:
     """The top-level packages a module's ``import`` statements name, at any depth; none if it does not parse."""
-    tree = _parse(source)
+    tree = parse_python(source)[0]
     return _roots(tree) if tree else set()
 
 
@@ -64,16 +57,9 @@ def _installed(libraries: tuple[str, ...], wanted: set[str]) -> list[str]:
     return [name for name in libraries if name in wanted and importlib.util.find_spec(name) is not None]
 
 
-def sets_environment(source: str) -> bool:
+def sets_environment(tree: ast.Module) -> bool:
     """Whether a module sets an environment variable itself (``os.environ[...] = ...``, ``update``,
     ``setdefault``, ``putenv``): perhaps for a library it imports, which reads it at its import."""
-    if "environ" not in source and "putenv" not in source:
-        return False
-    tree = _parse(source)
-    return tree is not None and _sets_environment(tree)
-
-
-def _sets_environment(tree: ast.Module) -> bool:
     for node in ast.walk(tree):
         target: ast.expr | None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -108,8 +94,8 @@ def _local_files(level: int, module: str, names: list[str], importer: str, roots
 def _run_scan(script: str, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
     """``(the libraries the script and its local modules import, whether any of them sets environment
     variables)``. Local modules are those Python finds next to the script or in the working directory
-    (where ``-m`` finds them), at any depth, each file read once; past ``MAX_LOCAL_MODULES`` files the
-    scan stops and counts as setting them."""
+    (where ``-m`` finds them), at any depth, each file read once; past ``MAX_LOCAL_MODULES`` files (the
+    script's included) the scan stops, and counts as importing every library and setting variables."""
     roots = list(dict.fromkeys([os.path.dirname(os.path.abspath(script)), os.getcwd()]))
     pending, seen = [os.path.abspath(script)], set()
     imported: set[str] = set()
@@ -122,11 +108,11 @@ def _run_scan(script: str, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
         if len(seen) > MAX_LOCAL_MODULES:
             return set(libraries), True  # what the files not read import is not known
         source, unreadable = read_source(path)  # a notebook: its code cells
-        tree = None if unreadable else _parse(source)
-        if tree is None:
+        tree = None if unreadable else parse_python(source, path)[0]
+        if tree is None:  # Python cannot import it either
             continue
         imported |= _roots(tree) & set(libraries)
-        sets = sets or _sets_environment(tree)
+        sets = sets or sets_environment(tree)
         pending += [file for statement in _imports(tree) for file in _local_files(*statement, path, roots)]
     return imported, sets
 
