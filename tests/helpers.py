@@ -19,9 +19,18 @@ def no_tf_path() -> str:
     return os.pathsep.join(dict.fromkeys(filter(None, [str(NO_TF), *os.environ.get("PYTHONPATH", "").split(os.pathsep)])))
 
 
+def repo_env(env: dict | None = None) -> dict:
+    """A child's environment: this process's, ``env``, and this checkout last on PYTHONPATH, so that
+    ``python -m xlalint`` run from any folder imports this checkout, not an installed xlalint."""
+    merged = {**os.environ, **(env or {})}
+    paths = [path for path in merged.get("PYTHONPATH", "").split(os.pathsep) if path]
+    merged["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*paths, str(REPO)]))
+    return merged
+
+
 def _run(args, cwd, env, text) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "xlalint", *args], cwd=cwd, capture_output=True, text=text,
-                          env={**os.environ, **env}, timeout=900)
+                          env=repo_env(env), timeout=900)
 
 
 def run_xlalint(*args: str, cwd: Path = REPO, env: dict | None = None, text: bool = True) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from helpers import alive, run_json, run_xlalint
+from helpers import alive, repo_env, run_json, run_xlalint
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
@@ -241,7 +241,7 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path, sig, code, w
     marker = tmp_path / "pids"
     run = subprocess.Popen([sys.executable, "-m", "xlalint", "hangs.py", "other.py", "--jobs", "2", "--no-cache",
                             "--device", "cpu", "--format", "sarif"], cwd=tmp_path, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, env={**os.environ, "MARKER": str(marker), **way})
+                           stderr=subprocess.PIPE, text=True, env=repo_env({"MARKER": str(marker), **way}))
     deadline = time.monotonic() + 300
     while not marker.exists() and time.monotonic() < deadline and run.poll() is None:
         time.sleep(0.2)

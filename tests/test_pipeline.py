@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO, alive, run_xlalint, wait_for
+from helpers import alive, repo_env, run_xlalint, wait_for
 
 pytestmark = pytest.mark.tf
 
@@ -94,10 +94,9 @@ def test_a_signal_while_the_server_starts_stops_it(tmp_path):
     (tmp_path / "slow" / "sitecustomize.py").parent.mkdir()
     (tmp_path / "slow" / "sitecustomize.py").write_text(SLOW_SERVER)
     marker = tmp_path / "server.pid"
-    path = os.pathsep.join([str(tmp_path / "slow"), str(REPO)])  # this checkout's xlalint, from tmp_path too
     run = subprocess.Popen([sys.executable, "-m", "xlalint", "a.py", "--no-cache", "--format", "json"], cwd=tmp_path,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env={**os.environ, "PYTHONPATH": path, "SERVER_PID": str(marker)})
+                           env=repo_env({"PYTHONPATH": str(tmp_path / "slow"), "SERVER_PID": str(marker)}))
     try:
         started = wait_for(lambda: marker.exists() or run.poll() is not None, 60) and marker.exists()
         assert started, f"no server started with the slow sitecustomize: {run.poll()=}"
