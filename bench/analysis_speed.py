@@ -9,8 +9,8 @@ hooks, checks the file as the worker does (``check_file``: import, discovery, tr
 times each piece after the trace in CPU seconds, the median of ``--repeat`` runs:
 
     export   ``graph_export.export_graph`` of every traced entry (in the tracing process)
-    write    the worker's ``_write_result`` of the file's result
-    load     reading that file back as the client does (``json.load``, the collector paused)
+    write    the worker's writing of the file's result (``result_file``; JSON on older sides)
+    load     reading that file back as the client does
     rules    ``engine.file_findings``: op graph, graph rules, source map, entry rules, XLA mode
     source   ``engine.source_findings``: the libcst pass
     report   selection and the JSON report
@@ -48,6 +48,21 @@ def _cpu(repeat: int, work) -> float:
     return statistics.median(times)
 
 
+def _transfer(request: dict, worker):
+    """``(write(result), load())`` of the result file as this side's worker and client do it."""
+    try:
+        from xlalint.result_file import read_result, write_result
+    except ImportError:  # a side before the marshal result file: JSON
+        from xlalint.gc_pause import gc_paused
+
+        def load():
+            with open(request["result"], encoding="utf-8") as handle, gc_paused():
+                return json.load(handle)
+
+        return lambda result: worker._write_result(request, result), load  # noqa: SLF001
+    return lambda result: write_result(request["result"], result), lambda: read_result(request["result"])
+
+
 def child(path: str, repeat: int, device: str) -> dict:
     """Check ``path`` with the xlalint on ``sys.path``, then time each piece after the trace."""
     from xlalint.backend.keras_sites import LayerRecorder
@@ -57,7 +72,6 @@ def child(path: str, repeat: int, device: str) -> dict:
     import xlalint.backend.graph_export as graph_export
     from xlalint.backend import worker
     from xlalint.engine import file_findings, source_findings
-    from xlalint.gc_pause import gc_paused
     from xlalint.report import EMITTERS
     from xlalint.results import Report
     from xlalint.selection import Produced, select
@@ -75,15 +89,13 @@ def child(path: str, repeat: int, device: str) -> dict:
     graph_export.export_graph = recording_export
     scratch = tempfile.mkdtemp(prefix="xlalint-bench-")
     request = {"path": path, "targets": [], "discover": True, "verify": None,
-               "result": os.path.join(scratch, "result.json"), "log": os.path.join(scratch, "log")}
+               "result": os.path.join(scratch, "result"), "log": os.path.join(scratch, "log")}
     result = worker.check_file(request, recorder)
     graph_export.export_graph = export
     tensorflow = __import__("tensorflow").__version__
     options, support = Options(device=device), load_support(tensorflow)
 
-    def load():
-        with open(request["result"], encoding="utf-8") as handle, gc_paused():
-            return json.load(handle)
+    write, load = _transfer(request, worker)
 
     def findings(report):
         produced = file_findings(report, load(), support, options, True)
@@ -96,7 +108,7 @@ def child(path: str, repeat: int, device: str) -> dict:
         return time.process_time() - started, text
 
     out = {"export": _cpu(repeat, lambda: [export(*args) for args in exported]),
-           "write": _cpu(repeat, lambda: worker._write_result(request, result)),  # noqa: SLF001
+           "write": _cpu(repeat, lambda: write(result)),
            "load": _cpu(repeat, load)}
     loaded = load()
     out["rules"] = _cpu(repeat, lambda: file_findings(Report(device=device, tensorflow=tensorflow), loaded, support,

@@ -11,7 +11,6 @@ and when the run ends or is cancelled, everything it started is.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import shutil
@@ -21,8 +20,8 @@ from typing import Iterator
 from dataclasses import dataclass
 
 from xlalint.child_end import death
-from xlalint.gc_pause import gc_paused
 from xlalint.preload_plan import preloads
+from xlalint.result_file import read_result
 from xlalint.server_client import Server, WorkerError, start_server
 from xlalint.wire import FileResult, Request, file_result
 
@@ -37,7 +36,7 @@ class WorkerResult:
 
 def _check(server: Server, workdir: str, request: Request, number: int, timeout: float, progress) -> FileResult:
     """One file's result from ``server``; every failure (crash, exit, timeout, memory) becomes its ``error``."""
-    files = {"result": os.path.join(workdir, f"{number}.json"), "log": os.path.join(workdir, f"{number}.log")}
+    files = {"result": os.path.join(workdir, f"{number}.result"), "log": os.path.join(workdir, f"{number}.log")}
     if server.start({**request, **files}) is None:  # a server that does not start the file is replaced
         stopped = server.stopped()
         server.kill()
@@ -57,8 +56,7 @@ def _check(server: Server, workdir: str, request: Request, number: int, timeout:
 def _outcome(server: Server, request: Request, files: dict, end: dict | None, stopped: str | None) -> FileResult:
     """The file's result, or why there is none: only a check that finished writes the result file."""
     try:
-        with open(files["result"], encoding="utf-8") as handle, gc_paused():
-            return json.load(handle)
+        return read_result(files["result"])
     except (OSError, ValueError):
         error = stopped or death(end["code"] if end else server.proc.wait(), files["log"])
         return file_result(request["path"], error)
