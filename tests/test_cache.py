@@ -119,6 +119,20 @@ def test_a_stored_result_is_served_until_a_dep_changes_disappears_or_appears(tmp
     assert cache.get(request) is None
 
 
+def test_an_entry_is_written_as_json_dumps_writes_it(tmp_path):
+    """The stored text is ``json.dumps`` of the entry, key order included: caches written before and after
+    the result was encoded once for its checksum and its text are the same bytes."""
+    cache, request, result = _stored(tmp_path)
+    result["entries"][0]["signature"] = [{"dtype": "float32", "shape": [None, 3]}]
+    result["deps"].append(str(tmp_path / "caf\u00e9.json"))  # absent: digest None; not ASCII
+    cache.put(request, result)
+    [path] = _entry_files(cache)
+    text = path.read_text(encoding="utf-8")
+    stored = json.loads(text)
+    assert list(stored) == ["deps", "checksum", "result"] and stored["result"] == result
+    assert text == json.dumps(stored)
+
+
 def test_a_result_whose_files_changed_during_the_trace_is_not_stored(tmp_path):
     cache, request, result = _stored(tmp_path)
     cache.get(request)  # the lookup before the trace
