@@ -25,8 +25,9 @@ from xlalint.notebooks import is_notebook, remember_source
 
 def _write(path: str, result: dict) -> None:
     temporary = f"{path}.part"
+    text = json.dumps(result, check_circular=False, separators=(",", ":"))  # the C encoder; json.dump streams in Python
     with open(temporary, "w", encoding="utf-8") as out:
-        json.dump(result, out, check_circular=False, separators=(",", ":"))
+        out.write(text)
     os.replace(temporary, path)
 
 
