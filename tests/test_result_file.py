@@ -6,13 +6,12 @@ from __future__ import annotations
 import enum
 import json
 import marshal
-import os
 import subprocess
 import sys
 
 import pytest
 
-from helpers import REPO
+from helpers import REPO, repo_env
 from xlalint.child_end import death
 from xlalint.result_file import read_result, write_result
 from xlalint.wire import file_result
@@ -83,7 +82,7 @@ def test_a_result_as_the_worker_made_it_comes_back_as_its_json(tmp_path):
     (tmp_path / "model.py").write_text(_MODEL, encoding="utf-8")
     out = str(tmp_path / "0.result")
     done = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path / "model.py"), out], cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "CUDA_VISIBLE_DEVICES": ""},
+                          env=repo_env({"CUDA_VISIBLE_DEVICES": ""}),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     back = read_result(out)
