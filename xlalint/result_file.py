@@ -6,8 +6,10 @@ against 0.17 s to write, 38 ms against 67 ms to read) and in two thirds of the b
 load here: the file lies in the run's own temporary folder (``tempfile.mkdtemp``: readable and
 writable by this user only), it is written by a child of the parent's own interpreter (the server is
 started with the parent's ``sys.executable``, so both sides have the same marshal format), whole or
-not at all (written aside, then renamed), and loading marshal data never runs code. Caches and saved
-graphs stay JSON: they outlive the run and other interpreters read them.
+not at all (written aside, then renamed), and loading marshal data never runs code. Unlike JSON,
+a record the child shares (a Keras layer's, shared by the layer's ops) comes back shared: equal, and
+no part of the parent changes a record. Caches and saved graphs stay JSON: they outlive the run and
+other interpreters read them.
 """
 
 from __future__ import annotations
