@@ -78,7 +78,7 @@ class RunServer:
         if self.server is None or not self.server.alive:
             try:
                 start_server("xlalint.backend.run_server", self.preload, {**self.env, "TMPDIR": self.work},
-                             self.work, self._keep)
+                             self.work, self._keep, "run server")
             except WorkerError as error:
                 return {"error": str(error)}
         server = self.server
@@ -86,9 +86,9 @@ class RunServer:
         if server.start(request) is None:
             stopped = server.stopped()
             server.kill()
-            return {"error": stopped or death(server.proc.wait(), request["log"], "the run")}
+            return {"error": stopped or death(server.exit_code(), request["log"], "the run")}
         end, killed = server.finish(request["budget"] + IMPORT_ALLOWANCE_S)
-        code = end["code"] if end else (None if killed else server.proc.wait())  # not forking: the server ran it
+        code = end["code"] if end else (None if killed else server.exit_code())  # not forking: the server ran it
         server.done(end)
         return _result(request["result"], code, killed is not None, request["budget"], request["log"])
 

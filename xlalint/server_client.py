@@ -8,9 +8,11 @@ that is closed goes with everything it started.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
 import tempfile
 import time
@@ -39,6 +41,16 @@ def _resident_bytes(pid: int) -> int:
             return int(statm.read().split()[1]) * PAGE
     except (OSError, IndexError, ValueError):
         return 0
+
+
+def _wait_gone(pid: int) -> None:
+    """Wait until a process that is not this one's child has ended (Linux pidfd; at most EXIT_WAIT_S)."""
+    with contextlib.suppress(OSError, AttributeError):  # gone and reaped already, or no pidfd here
+        handle = os.pidfd_open(pid)
+        try:
+            select.select([handle], [], [], EXIT_WAIT_S)
+        finally:
+            os.close(handle)
 
 
 class Channel:
@@ -88,55 +100,110 @@ class Channel:
         del self.buffer[: end + 1]
         return line
 
+    def ended(self) -> bool:
+        """Whether the server closed its end, seen without waiting (what it wrote meanwhile is kept)."""
+        if not self.closed and select.select([self.fd], [], [], 0)[0]:
+            chunk = os.read(self.fd, 1 << 16)
+            self.closed = not chunk
+            self.buffer += chunk
+        return self.closed
+
 
 class Server:
-    """One server: TensorFlow imported, ready to serve requests one at a time, each in a child."""
+    """One server: TensorFlow imported, ready to serve requests one at a time, each in a child. ``name`` is what
+    messages call it. A server started here has its ``proc``; a clone (forked by another server, which alone
+    sees its exit status) has none, and its end shows as its channel closing."""
 
-    def __init__(self, module: str, args: list[str], env: dict, workdir: str, max_memory_mb: int = 0):
+    def __init__(self, name: str, pid: int, requests: IO[bytes], answers: IO[bytes], log: str, max_memory_mb: int,
+                 proc: subprocess.Popen | None = None):
+        self.name, self.pid, self.proc, self.log = name, pid, proc, log
         self.max_memory_mb = max_memory_mb
         self.child: int | None = None  # the process serving a request right now
-        self.log = tempfile.NamedTemporaryFile(dir=workdir, prefix="server-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(module_command(module, *args), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd(),
-                                     start_new_session=True)
-        self.log.close()  # the server has its own descriptor for it
-        self.requests, self.answers = cast(IO[bytes], self.proc.stdin), cast(IO[bytes], self.proc.stdout)  # both piped
-        self.channel = Channel(self.answers.fileno(), max_memory_mb)
+        self.requests, self.answers = requests, answers
+        self.channel = Channel(answers.fileno(), max_memory_mb)
+        self.tensorflow: str | None = None
+        self.forks = False
+        self.threaded: list[str] = []  # preloaded libraries that started threads: replace it, never clone it
 
     def wait_ready(self) -> None:
         """Wait for the server's TensorFlow import; WorkerError when it fails."""
-        ready = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
+        ready = self.channel.read(IMPORT_TIMEOUT_S, self.pid)
         if ready is None or ready["type"] == "fatal":
             self.kill()
             reason = ready["message"] if ready else (
                 f"it exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
-                if self.channel.over_memory else death(self.proc.wait(), self.log.name))
+                if self.channel.over_memory else death(self.exit_code(), self.log))
             raise WorkerError(f"could not start the TensorFlow worker: {reason}")
         self.tensorflow = ready["tensorflow"]
         self.forks = ready.get("fork", False)
-        self.threaded = ready.get("threaded", [])  # preloaded libraries that started threads: replace it
+        self.threaded = ready.get("threaded", [])
+
+    def clone(self, workdir: str) -> Server:
+        """A copy of this ready, idle, forking server, forked by it (nothing is imported again); it dies with
+        this one. It serves two FIFOs made in ``workdir``; WorkerError when this server does not answer."""
+        folder = tempfile.mkdtemp(dir=workdir, prefix="clone-")
+        paths = {name: os.path.join(folder, name) for name in ("requests", "messages", "log")}
+        fds: list[int] = []
+        try:
+            for fifo in ("requests", "messages"):
+                os.mkfifo(paths[fifo], 0o600)
+            # Neither open waits (one without blocking, one for reading and writing); the server opens the
+            # other ends before it forks, so the copy's channel never reads as closed before the copy exists.
+            fds += [os.open(paths["messages"], os.O_RDONLY | os.O_NONBLOCK), os.open(paths["requests"], os.O_RDWR)]
+            answer = self._ask({"clone": paths})
+            fds.append(os.open(paths["requests"], os.O_WRONLY))  # the copy has the reading end: a plain writer
+        except OSError:
+            answer = None
+        finally:
+            for fifo in ("requests", "messages"):
+                with contextlib.suppress(OSError):
+                    os.unlink(paths[fifo])
+        if answer is None or answer["type"] != "clone":
+            for fd in fds:
+                os.close(fd)
+            raise WorkerError(f"could not clone the {self.name}: {self.stopped() or 'it exited'}")
+        answers, both, requests = fds
+        os.close(both)  # from now on a dead copy is a broken pipe
+        os.set_blocking(answers, True)
+        copy = Server(self.name, answer["pid"], os.fdopen(requests, "wb"), os.fdopen(answers, "rb", buffering=0),
+                      paths["log"], self.max_memory_mb)
+        copy.tensorflow, copy.forks = self.tensorflow, self.forks
+        return copy
+
+    def _ask(self, message: dict) -> dict | None:
+        """Send the server one message and read its answer; None when it died or stopped answering."""
+        try:
+            self.requests.write((json.dumps(message) + "\n").encode())
+            self.requests.flush()
+            return self.channel.read(IMPORT_TIMEOUT_S, self.pid)
+        except OSError:
+            return None
 
     @property
     def alive(self) -> bool:
-        return not self.channel.closed and self.proc.poll() is None
+        return not self.channel.ended() and (self.proc is None or self.proc.poll() is None)
+
+    def exit_code(self) -> int:
+        """The server's exit code, once it has ended; for a clone, SIGKILL: its status is its parent's to read,
+        and a request's child running when it ended was killed with it (``die_with_parent``)."""
+        return -signal.SIGKILL if self.proc is None else self.proc.wait()
 
     def kill(self) -> None:
         """Kill the child's process group and the server's, now, and close the pipes to it."""
         kill_group(self.child)
-        kill_group(self.proc.pid)
-        self.proc.wait()
+        kill_group(self.pid)
+        if self.proc is not None:
+            self.proc.wait()
+        else:
+            _wait_gone(self.pid)
         self.requests.close()
         self.answers.close()
+        self.channel.closed = True
 
     def start(self, request: dict) -> int | None:
         """Hand the server a request; the pid of the child serving it, or None when the server did not start
         one (it died since it was last asked, or stopped answering)."""
-        try:
-            self.requests.write((json.dumps(request) + "\n").encode())
-            self.requests.flush()
-            start = self.channel.read(IMPORT_TIMEOUT_S, self.proc.pid)
-        except OSError:
-            start = None
+        start = self._ask(request)
         self.child = start["pid"] if start is not None and start["type"] == "start" else None
         return self.child
 
@@ -151,7 +218,7 @@ class Server:
             self.channel.over_memory = False
             kill_group(self.child)
             if self.forks:
-                end = self.channel.read(EXIT_WAIT_S, self.proc.pid)
+                end = self.channel.read(EXIT_WAIT_S, self.pid)
         return end, killed
 
     def done(self, end: dict | None) -> None:
@@ -163,22 +230,32 @@ class Server:
 
     def stopped(self) -> str | None:
         """Why a server that did not start a request's child is no use (None: it exited)."""
-        if self.proc.poll() is not None:
+        if not self.alive:
             return None
-        return (f"the tracing server exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
-                if self.channel.over_memory else "the tracing server stopped answering")
+        return (f"the {self.name} exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
+                if self.channel.over_memory else f"the {self.name} stopped answering")
+
+
+def spawn(module: str, args: list[str], env: dict, workdir: str, name: str, max_memory_mb: int = 0) -> Server:
+    """A new server process (``python -m module args...``) in its own session, still importing TensorFlow."""
+    log = tempfile.NamedTemporaryFile(dir=workdir, prefix="server-", suffix=".log", delete=False)
+    proc = subprocess.Popen(module_command(module, *args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=log, env=env, cwd=os.getcwd(), start_new_session=True)
+    log.close()  # the server has its own descriptor for it
+    return Server(name, proc.pid, cast(IO[bytes], proc.stdin), cast(IO[bytes], proc.stdout), log.name,  # both piped
+                  max_memory_mb, proc)
 
 
 def start_server(module: str, preload: list[str], env: dict, workdir: str, keep: Callable[[Server], None],
-                 max_memory_mb: int = 0) -> Server:
+                 name: str, max_memory_mb: int = 0) -> Server:
     """A new server, ready; handed to ``keep`` as soon as it is started, before it imports TensorFlow (so an
     interrupt can kill it; ``keep`` may raise to stop there). One whose preloads started threads is
     replaced by one without them (``preload`` loses them, for the next servers too)."""
     while True:
-        server = Server(module, preload, env, workdir, max_memory_mb)
+        server = spawn(module, preload, env, workdir, name, max_memory_mb)
         keep(server)
         server.wait_ready()
         if not (server.threaded and server.forks):
             return server
         server.kill()
-        preload[:] = [name for name in preload if name not in server.threaded]
+        preload[:] = [library for library in preload if library not in server.threaded]

@@ -3,8 +3,10 @@
 A server process imports TensorFlow once; each file is then imported and traced in a
 process forked from it before any user code ran (on Linux; elsewhere in a fresh
 interpreter per file), so a file's answer never depends on the other files of the run,
-their order or ``--jobs``. Every server and child runs in its own session: when a file
-ends, times out or grows past the memory limit, its whole process group is killed,
+their order or ``--jobs``. With several jobs where servers fork, that first server (the origin)
+checks no file: it forks a clone for each job, and a clone for any that must be replaced, so a run
+imports TensorFlow once whatever ``--jobs`` says. Every server and child runs in its own session:
+when a file ends, times out or grows past the memory limit, its whole process group is killed,
 and when the run ends or is cancelled, everything it started is.
 """
 
@@ -19,6 +21,7 @@ import threading
 from typing import Iterator
 from dataclasses import dataclass
 
+from xlalint.backend.fork_server import forking
 from xlalint.child_end import death
 from xlalint.preload_plan import preloads
 from xlalint.result_file import read_result
@@ -58,7 +61,7 @@ def _outcome(server: Server, request: Request, files: dict, end: dict | None, st
     try:
         return read_result(files["result"])
     except (OSError, ValueError):
-        error = stopped or death(end["code"] if end else server.proc.wait(), files["log"])
+        error = stopped or death(end["code"] if end else server.exit_code(), files["log"])
         return file_result(request["path"], error)
     finally:  # a run of many files keeps none of them on disk
         for path in files.values():
@@ -69,7 +72,7 @@ def _outcome(server: Server, request: Request, files: dict, end: dict | None, st
 class Tracing:
     """The servers of one run, the files still to check, and their answers as they come."""
 
-    def __init__(self, requests: list[Request], timeout: float, progress, max_memory_mb: int):
+    def __init__(self, requests: list[Request], timeout: float, progress, max_memory_mb: int, jobs: int):
         self.todo: queue.Queue = queue.Queue()
         for number, request in enumerate(requests):
             self.todo.put((number, request))
@@ -80,6 +83,10 @@ class Tracing:
         self.failure: BaseException | None = None
         self.servers: list[Server] = []
         self.lock = threading.Lock()
+        self.running = jobs  # threads still serving; the last one out ends the origin
+        self.cloning = jobs > 1 and forking()  # each job's server a clone of the origin
+        self.origin: Server | None = None
+        self.origin_lock = threading.Lock()  # one thread at a time starts the origin or asks it for a clone
         self.workdir = tempfile.mkdtemp(prefix="xlalint-")
         self.preload = preloads([r["path"] for r in requests if not r.get("saved_model")])
         # TMPDIR: AutoGraph writes a module file per converted function and removes it only at a
@@ -107,6 +114,11 @@ class Tracing:
         finally:
             if server is not None:
                 server.kill()
+            with self.lock:
+                self.running -= 1
+                last = self.running == 0
+            if last and self.origin is not None:
+                self.origin.kill()
 
     def answers(self) -> Iterator[tuple[str, FileResult]]:
         """Each file's ``(path, result)`` as its check ends (with several servers, not in request order);
@@ -122,8 +134,24 @@ class Tracing:
             yield answer
 
     def _start(self) -> Server:
+        """A server for one thread: a clone of the origin (started first, or again once it is dead) when cloning."""
+        if not self.cloning:
+            return self._fresh()
+        with self.origin_lock:
+            if self.origin is None or not self.origin.alive:
+                if self.origin is not None:
+                    self.origin.kill()
+                self.origin = self._fresh()
+            if not self.origin.forks:  # it said otherwise than this process expected: every job on its own
+                self.cloning, server, self.origin = False, self.origin, None
+                return server
+            server = self.origin.clone(self.workdir)
+        self._keep(server)
+        return server
+
+    def _fresh(self) -> Server:
         server = start_server("xlalint.backend.worker", self.preload, self.env, self.workdir, self._keep,
-                              self.max_memory_mb)
+                              "tracing server", self.max_memory_mb)
         with self.lock:
             self.tensorflow = server.tensorflow
         return server
@@ -157,8 +185,9 @@ def start_worker(requests: list[Request], timeout: float, progress=None, jobs: i
     everything it started. The caller's thread only waits in short steps, so an interrupt
     (KeyboardInterrupt, or any exception raised by a signal handler) reaches it at once.
     """
-    tracing = Tracing(requests, timeout, progress, max_memory_mb)
-    for _ in range(max(1, min(jobs, len(requests)))):
+    threads = max(1, min(jobs, len(requests)))
+    tracing = Tracing(requests, timeout, progress, max_memory_mb, threads)
+    for _ in range(threads):
         threading.Thread(target=tracing.serve, daemon=True).start()
     return tracing
 

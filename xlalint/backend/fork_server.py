@@ -8,6 +8,11 @@ fork) or ``fatal`` (no TensorFlow), then ``start`` (the child's pid) and ``exit`
 for each request. Each child starts its own session, so the parent can kill it with everything it
 started. Where fork is unavailable (or ``XLALINT_NO_FORK=1``) the server handles one request in
 its own process and ends: the parent starts a fresh interpreter for the next.
+
+A forking server also answers ``clone`` requests between requests: it forks a copy of itself (TensorFlow
+and the preloads already imported) that serves two FIFOs the request names, logs to its own file and
+dies with this server; the answer is ``clone`` with the copy's pid. The copy leads its own session, and
+the server reaps the copies that ended at its next clone request.
 """
 
 from __future__ import annotations
@@ -148,10 +153,51 @@ def _fork(handle: Handler, request: dict, channel) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def _reap_clones() -> None:
+    """Reap the copies that ended (between requests a server has no other child)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _clone(paths: dict, channel, serve_copy: Callable[[Any], None]) -> None:
+    """Fork a copy of this server that reads its requests from ``paths["requests"]`` and writes its messages
+    to ``paths["messages"]`` (FIFOs whose other ends the parent holds open: no open here waits), its output
+    to ``paths["log"]``; say its pid."""
+    requests = os.open(paths["requests"], os.O_RDONLY)
+    messages = os.open(paths["messages"], os.O_WRONLY)
+    server = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        def copy(paths: dict) -> None:
+            os.setsid()
+            die_with_parent()
+            if os.getppid() != server:  # the server died before the line above: its copy goes too
+                return
+            os.close(channel.fileno())  # the parent must see the server's channel close when the server dies
+            redirect_output(paths["log"])
+            os.dup2(requests, 0)  # as stdin: a child it forks replaces fd 0, so no user code reads requests
+            os.close(requests)
+            sys.stdin = open(0, encoding="utf-8", closefd=False)
+            serve_copy(os.fdopen(messages, "w"))
+
+        _handle_and_exit(copy, paths)
+    os.close(requests)
+    os.close(messages)
+    _reap_clones()
+    send(channel, {"type": "clone", "pid": pid})
+
+
 def serve(channel, handle: Handler, fork: bool, before_fork: Handler | None = None) -> None:
-    """Answer each request on stdin: in a forked child, or (not forking) here, once, ending this process."""
+    """Answer each request on stdin: in a forked child, or (not forking) here, once, ending this process;
+    a ``clone`` request (forking servers only) with a copy of this server."""
     for line in sys.stdin:
         request = json.loads(line)
+        if "clone" in request:
+            _clone(request["clone"], channel, lambda copy: serve(copy, handle, fork, before_fork))
+            continue
         if not fork:
             send(channel, {"type": "start", "pid": os.getpid()})
             _handle_and_exit(handle, request)
