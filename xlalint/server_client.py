@@ -3,7 +3,8 @@
 The check command's tracing server and ``xlalint run``'s are started, asked and ended the same
 way. Each server runs in its own session, and so does each child it forks: a child that ends,
 times out or grows past the memory limit is killed with its whole process group, and a server
-that is closed goes with everything it started.
+that is closed goes with everything it started. A ready server can also be cloned (``Server.clone``):
+forked by itself, TensorFlow already imported, served like any other.
 """
 
 from __future__ import annotations
