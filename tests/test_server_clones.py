@@ -3,9 +3,10 @@
 One real run of four files with two jobs (``run_worker``, as the command line runs it): every
 interpreter the run starts notes its pid (a ``sitecustomize`` on the servers' path), and every file
 notes the server that checks it and that server's parent. ``stops.py`` stops its own server and
-hangs: it times out, its server says nothing of its end and is replaced. ``a.py`` and ``b.py`` each
-wait for ``c.py`` to start (a while, under the timeout), so ``c.py`` is left to the replaced
-server's job.
+hangs: it times out, its server says nothing of its end and is replaced. Meanwhile the other job
+checks ``a.py`` and ``b.py``, each of which takes a while (under the timeout), so ``c.py`` is left to
+the replaced server's job, which then ends while ``b.py`` still runs: the thread that started the
+origin may end before the others (a process dies with the thread that started it).
 """
 
 from __future__ import annotations
@@ -37,9 +38,7 @@ with open(f"/proc/{server}/stat") as stat:
     origin = stat.read().rsplit(")", 1)[1].split()[1]
 with open(os.path.join(os.environ["SEEN"], __name__), "w") as out:
     out.write(f"{server} {origin}")
-deadline = time.monotonic() + WAIT_S
-while WAIT_S and not os.path.exists(os.path.join(os.environ["SEEN"], "c")) and time.monotonic() < deadline:
-    time.sleep(0.05)
+time.sleep(TAKES_S)
 
 
 @tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
@@ -57,8 +56,8 @@ with open(os.path.join(os.environ["SEEN"], __name__), "w") as out:
 os.kill(os.getppid(), signal.SIGSTOP)  # it can no longer say that this child ended
 time.sleep(600)
 """
-FILES = {"stops.py": STOPS_SERVER, "a.py": NOTES_SERVER.replace("WAIT_S", str(TIMEOUT_S - 1)),
-         "b.py": NOTES_SERVER.replace("WAIT_S", str(TIMEOUT_S - 1)), "c.py": NOTES_SERVER.replace("WAIT_S", "0")}
+FILES = {"stops.py": STOPS_SERVER, "a.py": NOTES_SERVER.replace("TAKES_S", str(TIMEOUT_S - 1)),
+         "b.py": NOTES_SERVER.replace("TAKES_S", str(TIMEOUT_S - 1)), "c.py": NOTES_SERVER.replace("TAKES_S", "0")}
 
 
 @pytest.fixture(scope="module")

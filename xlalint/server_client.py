@@ -124,7 +124,7 @@ class Server:
         self.channel = Channel(answers.fileno(), max_memory_mb)
         self.tensorflow: str | None = None
         self.forks = False
-        self.threaded: list[str] = []  # preloaded libraries that started threads: replace it, never clone it
+        self.threaded: list[str] = []  # preloaded libraries that started threads: replace it
 
     def wait_ready(self) -> None:
         """Wait for the server's TensorFlow import; WorkerError when it fails."""

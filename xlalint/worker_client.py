@@ -84,6 +84,7 @@ class Tracing:
         self.servers: list[Server] = []
         self.lock = threading.Lock()
         self.running = jobs  # threads still serving; the last one out ends the origin
+        self.ended = threading.Event()  # every thread is done, or the run was closed
         self.cloning = jobs > 1 and forking()  # each job's server a clone of the origin
         self.origin: Server | None = None
         self.origin_lock = threading.Lock()  # one thread at a time starts the origin or asks it for a clone
@@ -114,11 +115,20 @@ class Tracing:
         finally:
             if server is not None:
                 server.kill()
-            with self.lock:
-                self.running -= 1
-                last = self.running == 0
-            if last and self.origin is not None:
-                self.origin.kill()
+            self._leave()
+
+    def _leave(self) -> None:
+        """A thread's end: the last one ends the origin. The others wait for it, since a server dies with the
+        thread that started it (``PR_SET_PDEATHSIG``), and the origin, with its clones, may be that one's."""
+        with self.lock:
+            self.running -= 1
+            last = self.running == 0
+        if not last:
+            self.ended.wait()
+            return
+        if self.origin is not None:
+            self.origin.kill()
+        self.ended.set()
 
     def answers(self) -> Iterator[tuple[str, FileResult]]:
         """Each file's ``(path, result)`` as its check ends (with several servers, not in request order);
@@ -134,7 +144,8 @@ class Tracing:
             yield answer
 
     def _start(self) -> Server:
-        """A server for one thread: a clone of the origin (started first, or again once it is dead) when cloning."""
+        """A server for one thread: when cloning, a clone of the origin (started first, or again once it is
+        dead; ``start_server`` never returns a forking server whose preloads started threads)."""
         if not self.cloning:
             return self._fresh()
         with self.origin_lock:
@@ -168,6 +179,7 @@ class Tracing:
     def close(self) -> None:
         """Kill every process of the run and remove its files."""
         self.failure = self.failure or WorkerError("the run was stopped")
+        self.ended.set()
         with self.lock:
             for server in self.servers:
                 server.kill()
