@@ -201,6 +201,15 @@ class Server:
         self.answers.close()
         self.channel.closed = True
 
+    def stop(self) -> None:
+        """End the server in order: no more requests, then its exit (it reaps its clones first), at most
+        EXIT_WAIT_S before it is killed."""
+        self.requests.close()
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(EXIT_WAIT_S)
+        self.kill()
+
     def start(self, request: dict) -> int | None:
         """Hand the server a request; the pid of the child serving it, or None when the server did not start
         one (it died since it was last asked, or stopped answering)."""

@@ -25,7 +25,7 @@ from xlalint.backend.fork_server import forking
 from xlalint.child_end import death
 from xlalint.preload_plan import preloads
 from xlalint.result_file import read_result
-from xlalint.server_client import Server, WorkerError, start_server
+from xlalint.server_client import EXIT_WAIT_S, Server, WorkerError, start_server
 from xlalint.wire import FileResult, Request, file_result
 
 WAIT_S = 0.2  # the caller waits for answers in steps this short: a signal reaches it between them
@@ -77,6 +77,7 @@ class Tracing:
         for number, request in enumerate(requests):
             self.todo.put((number, request))
         self.count = len(requests)
+        self.answered = 0
         self.done: queue.Queue = queue.Queue()  # (path, result) as each file's check ends
         self.timeout, self.progress, self.max_memory_mb = timeout, progress, max_memory_mb
         self.tensorflow: str | None = None
@@ -127,7 +128,7 @@ class Tracing:
             self.ended.wait()
             return
         if self.origin is not None:
-            self.origin.kill()
+            self.origin.stop()  # its clones' time counts as its children's once it has reaped them
         self.ended.set()
 
     def answers(self) -> Iterator[tuple[str, FileResult]]:
@@ -141,6 +142,7 @@ class Tracing:
                 except queue.Empty:
                     if self.failure is not None:
                         raise self.failure from None
+            self.answered += 1
             yield answer
 
     def _start(self) -> Server:
@@ -153,9 +155,6 @@ class Tracing:
                 if self.origin is not None:
                     self.origin.kill()
                 self.origin = self._fresh()
-            if not self.origin.forks:  # it said otherwise than this process expected: every job on its own
-                self.cloning, server, self.origin = False, self.origin, None
-                return server
             server = self.origin.clone(self.workdir)
         self._keep(server)
         return server
@@ -177,7 +176,10 @@ class Tracing:
             raise stopped
 
     def close(self) -> None:
-        """Kill every process of the run and remove its files."""
+        """Kill every process of the run and remove its files; once every file is answered, the jobs first end
+        in order (the origin reaps its clones, so that their time counts as its children's)."""
+        if self.answered == self.count:
+            self.ended.wait(EXIT_WAIT_S)
         self.failure = self.failure or WorkerError("the run was stopped")
         self.ended.set()
         with self.lock:

@@ -12,7 +12,7 @@ its own process and ends: the parent starts a fresh interpreter for the next.
 A forking server also answers ``clone`` requests between requests: it forks a copy of itself (TensorFlow
 and the preloads already imported) that serves two FIFOs the request names, logs to its own file and
 dies with this server; the answer is ``clone`` with the copy's pid. The copy leads its own session, and
-the server reaps the copies that ended at its next clone request.
+the server reaps the copies that ended at its next clone request, and all of them once its requests end.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from xlalint.child_end import kill_group
 
@@ -153,10 +153,11 @@ def _fork(handle: Handler, request: dict, channel) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _reap_clones() -> None:
-    """Reap the copies that ended (between requests a server has no other child)."""
+def _reap_clones(wait: bool = False) -> None:
+    """Reap the copies that ended (between requests a server has no other child); with ``wait``, all of them,
+    waiting for those still running (the time they used then counts as this server's children's)."""
     try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
+        while os.waitpid(-1, 0 if wait else os.WNOHANG)[0]:
             pass
     except ChildProcessError:
         pass
@@ -190,9 +191,10 @@ def _clone(paths: dict, channel, serve_copy: Callable[[Any], None]) -> None:
     send(channel, {"type": "clone", "pid": pid})
 
 
-def serve(channel, handle: Handler, fork: bool, before_fork: Handler | None = None) -> None:
+def serve(channel, handle: Handler, fork: bool, before_fork: Handler | None = None) -> NoReturn:
     """Answer each request on stdin: in a forked child, or (not forking) here, once, ending this process;
-    a ``clone`` request (forking servers only) with a copy of this server."""
+    a ``clone`` request (forking servers only) with a copy of this server. At the end of stdin, reap the
+    clones and end."""
     for line in sys.stdin:
         request = json.loads(line)
         if "clone" in request:
@@ -204,3 +206,6 @@ def serve(channel, handle: Handler, fork: bool, before_fork: Handler | None = No
         if before_fork is not None:
             before_fork(request)
         send(channel, {"type": "exit", "code": _fork(handle, request, channel)})
+    _reap_clones(wait=True)
+    sys.stderr.flush()
+    os._exit(0)  # at once: a server's teardown (TensorFlow's included) saves nothing
