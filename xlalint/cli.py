@@ -10,7 +10,8 @@ from pathlib import Path
 
 from xlalint.cache import clear
 from xlalint.commands import (EXIT_FINDINGS, EXIT_OK, Interrupted, UsageParser, add_fix_flags, apply_baseline_flags,
-                              final_exit_code, fix_and_report, known_baseline, signals_interrupt)
+                              final_exit_code, fix_and_report, interrupts_held, known_baseline,
+                              signals_interrupt)
 from xlalint.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
 from xlalint.results import Report
@@ -167,13 +168,15 @@ def main(argv: list[str] | None = None) -> int:
 def _check(paths: list[str], options: Options, static: bool) -> Report:
     """The run's report; the tracing servers start importing TensorFlow before the analysis is imported."""
     if static:
-        from xlalint.engine import static_report
+        with interrupts_held():
+            from xlalint.engine import static_report
 
         return static_report(paths, options)
     from xlalint.run_plan import plan_run
 
     with plan_run(paths, options) as plan:
-        from xlalint.engine import analyze  # libcst, networkx, the rules: a second, while the servers start
+        with interrupts_held():
+            from xlalint.engine import analyze  # libcst, networkx, the rules: a second, while the servers start
 
         return analyze(plan, options)
 

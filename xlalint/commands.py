@@ -40,10 +40,16 @@ class Interrupted(Exception):
         self.signal = signal.Signals(signum)
 
 
+_held: list[int] | None = None  # signals that arrived while an interrupt was held off (interrupts_held)
+
+
 @contextlib.contextmanager
 def signals_interrupt():
     """Turn SIGINT and SIGTERM (what CI and `timeout` send) into Interrupted while the run lasts."""
     def interrupt(signum, frame):
+        if _held is not None:
+            _held.append(signum)
+            return
         raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -52,6 +58,20 @@ def signals_interrupt():
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Hold an interrupt off until the block ends (then raise it): an import cut short in the middle leaves
+    modules half made, and the report that follows the interrupt would need them."""
+    global _held
+    _held = []
+    try:
+        yield
+    finally:
+        held, _held = _held, None
+    if held:
+        raise Interrupted(held[0])
 
 
 def known_baseline(parser: argparse.ArgumentParser, args, baseline: str | None) -> list[dict] | None:
