@@ -39,13 +39,13 @@ def is_user_file(filename: str) -> bool:
     return not real.startswith(_LIBRARY_ROOTS) and os.path.isfile(real)
 
 
-_realpath = lru_cache(maxsize=None)(os.path.realpath)
+realpath = lru_cache(maxsize=None)(os.path.realpath)
 
 
 def user_frames(frames) -> list[list]:
     """``[[file, line, function], ...]`` of the user frames, outermost first."""
     return [
-        [_realpath(f.filename), f.lineno, getattr(f, "name", "")]
+        [realpath(f.filename), f.lineno, getattr(f, "name", "")]
         for f in frames or ()
         if is_user_file(f.filename)
     ]
@@ -66,7 +66,7 @@ def innermost_user_frames(ops) -> dict[str, list]:
         if stack is not None:  # None for ops loaded from a SavedModel
             builder.AccumulateStackTrace("", op.name, stack)
     info = builder.Build()
-    user = [is_user_file(f) and _realpath(f) for f in info.files]
+    user = [is_user_file(f) and realpath(f) for f in info.files]
     innermost = {}
     for trace_id, trace in info.traces_by_id.items():
         for frame in map(info.frames_by_id.__getitem__, reversed(trace.frame_id)):

@@ -5,16 +5,19 @@ Ops of a functional model carry only the ``model(x)`` line in their traceback.
 Installing these hooks before the user's module is imported gives each op the
 layer that made it and the user line that constructed that layer. ``Model.compile``
 keeps only its resolved ``jit_compile``; the hook keeps what the user asked for ("auto" too).
+A layer or model class of the user's own whose ``__init__`` (or ``compile``) calls ``super()``
+is placed where the object is made (or compiled), not at that ``super()`` line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-import traceback
+import sys
 from dataclasses import dataclass
+from types import FrameType
 
-from xlalint.backend.frames import is_user_file, user_frames
+from xlalint.backend.frames import is_user_file, realpath
 from xlalint.backend.keras_jit import CUDNN_KERNEL, runs_cudnn_on_gpu
 
 
@@ -41,6 +44,34 @@ def _runs_user_code(layer) -> bool:
         return is_user_file(inspect.getsourcefile(type(layer)) or "")
     except TypeError:
         return False
+
+
+def _wrapped(fn):
+    """``fn`` and each function it wraps (``functools.wraps`` decorators)."""
+    while fn is not None:
+        yield fn
+        fn = getattr(fn, "__wrapped__", None)
+
+
+def _own_code(cls: type, method: str) -> frozenset:
+    """The code of ``method`` in each class of ``cls``'s hierarchy, its decorators' wrappers included."""
+    found = (fn for klass in cls.__mro__ for fn in _wrapped(vars(klass).get(method)))
+    return frozenset(code for code in (getattr(fn, "__code__", None) for fn in found) if code is not None)
+
+
+def user_call_site(obj, method: str) -> tuple[str, int] | None:
+    """The user's ``(file, line)`` that called ``method`` on ``obj``: the innermost user frame on the
+    stack that is not ``obj``'s own ``method`` (a subclass's override reaching the hook through
+    ``super()``), so a layer is placed at ``MyLayer(...)``, not inside ``MyLayer.__init__``."""
+    own = _own_code(type(obj), method)
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if is_user_file(code.co_filename) and not (
+                code in own and code.co_argcount and frame.f_locals.get(code.co_varnames[0]) is obj):
+            return realpath(code.co_filename), frame.f_lineno
+        frame = frame.f_back
+    return None
 
 
 class LayerRecorder:
@@ -82,9 +113,9 @@ class LayerRecorder:
         def init(layer, *args, **kwargs):
             original_init(layer, *args, **kwargs)
             if id(layer) not in recorder._sites:
-                frames = user_frames(traceback.extract_stack()[:-1])
-                if frames:
-                    recorder._sites[id(layer)] = (frames[-1][0], frames[-1][1])
+                site = user_call_site(layer, "__init__")
+                if site:
+                    recorder._sites[id(layer)] = site
                     recorder._layers.append(layer)
 
         def call(layer, *args, **kwargs):
@@ -104,8 +135,7 @@ class LayerRecorder:
         original_compile = keras.Model.compile
 
         def compile_model(model, *args, **kwargs):
-            frames = user_frames(traceback.extract_stack()[:-1])
-            file, line = (frames[-1][0], frames[-1][1]) if frames else (None, None)
+            file, line = user_call_site(model, "compile") or (None, None)
             recorder.compiled[id(model)] = (args[7] if len(args) > 7 else kwargs.get("jit_compile", "auto"), file, line)
             recorder._layers.append(model)
             return original_compile(model, *args, **kwargs)
