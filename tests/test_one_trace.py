@@ -13,6 +13,8 @@ from __future__ import annotations
 import collections
 import re
 
+import numpy as np
+
 import pytest
 
 pytestmark = pytest.mark.tf
@@ -22,6 +24,7 @@ keras = pytest.importorskip("keras")
 
 from xlalint.backend.discover import Candidate  # noqa: E402 - after TensorFlow's skip
 from xlalint.backend.keras_step import train_step_candidate  # noqa: E402
+from xlalint.backend.one_trace import keras_variables_made_eagerly  # noqa: E402
 
 SPECS = [tf.TensorSpec([8, 16], tf.float32), tf.TensorSpec([8], tf.int32)]
 
@@ -134,3 +137,38 @@ def test_fit_step_is_traced_once_with_what_fit_builds_first():
     assert traces["step"] == 1
     theirs = tf.function(candidate.python_function, jit_compile=True).get_concrete_function(*candidate.specs)
     assert _ops(ours.graph) == _ops(theirs.graph)
+
+
+def _three_steps(step):
+    """The losses of three calls on one batch, then every variable the step uses (its optimizer's
+    iterations too) after them: ``(name, shape, value)``, by name and shape (two layers' variables
+    may share a name)."""
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(8, 16)).astype("float32"), rng.integers(0, 4, 8).astype("int32")
+    losses = [float(step(x, y)) for _ in range(3)]
+    return losses, sorted(((v.name, tuple(v.shape), v.numpy()) for v in step.get_concrete_function(*SPECS).variables),
+                          key=lambda item: item[:2])
+
+
+@pytest.mark.parametrize("make", [_adam_step, _momentum_step, _guarded_variable])
+def test_a_functions_own_first_trace_in_the_scope_is_kept_and_computes_as_without_it(make):
+    keras.backend.clear_session()  # the same layer names on both sides
+    keras.utils.set_random_seed(0)
+    traces: collections.Counter = collections.Counter()
+    ours = tf.function(make(traces), jit_compile=True)
+    with keras_variables_made_eagerly():  # as `xlalint run` traces a captured call
+        graph = ours.get_concrete_function(*SPECS).graph
+    once = traces["step"]
+    our_run = _three_steps(ours)
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(0)
+    theirs = tf.function(make(collections.Counter()), jit_compile=True)
+    their_run = _three_steps(theirs)
+    assert once == (2 if make is _guarded_variable else 1) and traces["step"] == once  # the calls traced nothing
+    assert _ops(graph) == _ops(theirs.get_concrete_function(*SPECS).graph)  # the graph TensorFlow runs
+    assert our_run[0] == pytest.approx(their_run[0], rel=1e-6)
+    assert [v[:2] for v in our_run[1]] == [v[:2] for v in their_run[1]]  # the same variables
+    for (name, _, value), (_, _, expected) in zip(our_run[1], their_run[1]):
+        np.testing.assert_allclose(value, expected, rtol=1e-6, err_msg=name)
+    if make is _adam_step:
+        assert [value for name, _, value in our_run[1] if "iteration" in name] == [3]

@@ -65,22 +65,36 @@ def _constructed_during(made: weakref.WeakSet):
             cls.__init__ = original
 
 
-def traced_once(python_function):
-    """``python_function`` with Keras' variables made eagerly while it is traced (see the module)."""
-    made_here: weakref.WeakSet = weakref.WeakSet()  # by object, not id: a freed object's id is reused
+@contextlib.contextmanager
+def keras_variables_made_eagerly(made_here: weakref.WeakSet | None = None):
+    """While the block traces a function, Keras' variables are made eagerly (see the module).
+
+    ``made_here`` holds the Keras objects constructed meanwhile, by object, not id (a freed object's
+    id is reused): their variables take TensorFlow's own path. The scope outranks the one
+    ``tf.function`` opens for its first trace, so it applies to the function's own first call too.
+    """
+    made = weakref.WeakSet() if made_here is None else made_here
 
     def creator(next_creator, **kwargs):
         owner = _owner(sys._getframe(1))
         initial = kwargs.pop("initial_value")
-        if (owner is None or owner in made_here or tf.distribute.has_strategy()
+        if (owner is None or owner in made or tf.distribute.has_strategy()
                 or (not callable(initial) and tf.is_symbolic_tensor(initial))):
             return next_creator(initial_value=initial, **kwargs)
         with tf.init_scope():
             return ResourceVariable(initial_value=initial() if callable(initial) else initial, **kwargs)
 
+    with _constructed_during(made), tf.variable_creator_scope(creator):
+        yield
+
+
+def traced_once(python_function):
+    """``python_function`` with Keras' variables made eagerly while it is traced (see the module)."""
+    made_here: weakref.WeakSet = weakref.WeakSet()  # one set for every trace of it
+
     @functools.wraps(python_function)
     def once(*args, **kwargs):
-        with _constructed_during(made_here), tf.variable_creator_scope(creator):
+        with keras_variables_made_eagerly(made_here):
             return python_function(*args, **kwargs)
 
     return once

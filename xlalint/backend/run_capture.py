@@ -36,6 +36,7 @@ from xlalint.backend.discover import _def_line, spec_json
 from xlalint.backend.frames import is_user_file, user_frames
 from xlalint.backend.run_batches import Batches
 from xlalint.backend.graph_export import export_graph
+from xlalint.backend.one_trace import keras_variables_made_eagerly
 from xlalint.backend.run_guard import RunStop, user_site
 from xlalint.backend.trace_errors import tracing_failure
 from xlalint.autocluster.program import AUTO_JIT, CPU_GLOBAL_JIT
@@ -271,14 +272,17 @@ class Capture:
 
     @staticmethod
     def _first_trace(function, args, kwargs, record: dict):
-        """TensorFlow's first trace; where it cannot lift a variable's initial value out of the function
-        (it depends on the arguments), the reason is kept and the trace without variable creation taken:
-        the real call runs it behind a ``cond`` that initializes the variable, which XLA refuses."""
-        try:
+        """TensorFlow's first trace, made once: the variables Keras builds in it for objects that existed
+        before are made eagerly (``one_trace``), so TensorFlow keeps the trace instead of tracing again.
+        Where it cannot lift a variable's initial value out of the function (it depends on the arguments),
+        the reason is kept and the trace without variable creation taken: the real call runs it behind a
+        ``cond`` that initializes the variable, which XLA refuses."""
+        with keras_variables_made_eagerly():
+            try:
+                return function.get_concrete_function(*args, **kwargs)
+            except run_hooks.UNLIFTABLE as error:
+                record["unliftable"] = str(error).splitlines()[0][:300]
             return function.get_concrete_function(*args, **kwargs)
-        except run_hooks.UNLIFTABLE as error:
-            record["unliftable"] = str(error).splitlines()[0][:300]
-        return function.get_concrete_function(*args, **kwargs)
 
     def _watch_set_jit(self) -> None:
         """Remember where the script turned auto-clustering on (``tf.config.optimizer.set_jit``, public)."""
