@@ -12,6 +12,10 @@ Only variables that Keras makes for an object that existed before the trace are 
 Keras builds each of those once. A variable made by the user's code (``tf.Variable``) or for a
 Keras object constructed inside the function goes to TensorFlow's own path, so a function that
 would make new variables at every call still fails as it does under TensorFlow.
+
+Discovery traces a twin of an entry over ``traced_once(python_function)``; ``xlalint run`` traces the
+script's own ``tf.function`` inside ``keras_variables_made_eagerly()``, so TensorFlow keeps that one
+trace for the script's real calls.
 """
 
 from __future__ import annotations
@@ -70,8 +74,10 @@ def keras_variables_made_eagerly(made_here: weakref.WeakSet | None = None):
     """While the block traces a function, Keras' variables are made eagerly (see the module).
 
     ``made_here`` holds the Keras objects constructed meanwhile, by object, not id (a freed object's
-    id is reused): their variables take TensorFlow's own path. The scope outranks the one
-    ``tf.function`` opens for its first trace, so it applies to the function's own first call too.
+    id is reused): their variables take TensorFlow's own path. Entered around a ``tf.function``'s
+    first trace, it still comes first: a trace inherits the caller's creators, and TensorFlow asks a
+    public scope (priority 100) before the one ``tf.function`` opens for that trace (priority 50;
+    ``tests/test_one_trace.py`` checks that it traces once).
     """
     made = weakref.WeakSet() if made_here is None else made_here
 
