@@ -1,11 +1,13 @@
 """`xlalint run` against the same script's own time to the end of its first step, with XLA and without.
 
-    nice -n 10 python bench/run_first_step.py [--repeat N] [--only small|resnet50]
+    nice -n 10 python bench/run_first_step.py [--repeat N] [--only small|resnet50] [--optimizer sgd|adam]
 
 Two training scripts in the shape users write (a custom loop whose ``train_step`` has
 ``jit_compile=True``): a small MLP, and ResNet50 (``keras.applications.ResNet50(weights=None)``,
 64x64 images, batch 8). Each script ends after its first step (``float(loss)``: the step really
-ran). Per script, alternating so that all three see the same machine load:
+ran). Plain SGD builds no variables in the step; with ``--optimizer adam`` the first call builds
+Adam's slots, the case TensorFlow traces twice. Per script, alternating so that all three see the
+same machine load:
 
 - ``xla``: ``python SCRIPT`` — TensorFlow traces, XLA compiles and runs the step;
 - ``plain``: ``python SCRIPT`` with ``jit_compile=False`` — traced and run without XLA;
@@ -51,7 +53,7 @@ def model_and_data():
 
 def main():
     model, x, y = model_and_data()
-    optimizer = keras.optimizers.SGD(0.01)
+    optimizer = {optimizer}
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
     @tf.function(jit_compile=JIT)
@@ -80,6 +82,8 @@ MODELS = {
     return model, rng.normal(size=(16, 64, 64, 3)).astype("float32"), rng.integers(0, 10, 16).astype("int32")''',
                  8),
 }
+
+OPTIMIZERS = {"sgd": "keras.optimizers.SGD(0.01)", "adam": "keras.optimizers.Adam(1e-3)"}
 
 
 def _sides(script: Path) -> dict[str, tuple[list[str], dict]]:
@@ -139,6 +143,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2, help="runs per side (median reported)")
     parser.add_argument("--only", choices=list(MODELS), help="one script")
+    parser.add_argument("--optimizer", choices=list(OPTIMIZERS), default="sgd",
+                        help="adam: the first step builds the optimizer's slots")
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="xlalint-bench-") as tmp:
@@ -147,7 +153,7 @@ def main() -> None:
             if args.only and name != args.only:
                 continue
             script = folder / f"train_{name}.py"
-            script.write_text(SCRIPT.format(model=model, batch=batch))
+            script.write_text(SCRIPT.format(model=model, batch=batch, optimizer=OPTIMIZERS[args.optimizer]))
             walls: dict[str, list[float]] = {}
             cpus: dict[str, list[float]] = {}
             for _ in range(args.repeat):
