@@ -41,18 +41,31 @@ def _logged(init):
     return wrapper
 
 
+def _counted(init):
+    @functools.wraps(init)
+    def wrapper(*args, **kwargs):  # self only inside *args
+        return init(*args, **kwargs)
+    return wrapper
+
+
 class Decorated(Base):
     @_logged
     def __init__(self):
         super().__init__()
 
 
+class DecoratedByArgs(Base):
+    @_counted
+    def __init__(self, *, units=1):
+        super().__init__()
+
+
 def make():
-    return Layer(4), Block(1), Decorated()
+    return Layer(4), Block(1), Decorated(), DecoratedByArgs(units=2)
 
 
 def test_the_site_is_the_line_that_makes_the_object_not_a_super_call():
-    layer, block, decorated = make()
+    layer, block = make()[:2]
     made = _line_of("return Layer(4)", make)
     assert layer.site == (HERE, made) and block.site == (HERE, made)
 
@@ -63,8 +76,8 @@ def test_an_object_made_in_its_own_class_init_is_placed_there():
 
 
 def test_a_decorated_init_and_its_wrapper_are_passed_over():
-    decorated = make()[2]
-    assert decorated.site == (HERE, _line_of("return Layer(4)", make))
+    decorated, by_args = make()[2:]
+    assert decorated.site == by_args.site == (HERE, _line_of("return Layer(4)", make))
 
 
 def test_generated_code_is_passed_over():

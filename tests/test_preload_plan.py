@@ -86,6 +86,17 @@ def test_a_run_script_is_read_with_the_local_modules_it_imports(tmp_path, monkey
     assert run_preloads([str(tmp_path / "train.py")], ("csv", "email", "json")) == preloaded
 
 
+def test_the_packages_around_a_module_run_with_dash_m_are_read_too(tmp_path, monkeypatch):
+    """``run -m proj.train`` runs ``proj/__init__.py`` first: a variable it sets holds off the preload."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "train.py").write_text("import json\n")
+    (tmp_path / "proj" / "__init__.py").write_text("import csv\n")
+    assert run_preloads([str(tmp_path / "proj" / "train.py")], ("csv", "json")) == ["csv", "json"]
+    (tmp_path / "proj" / "__init__.py").write_text("import os\nos.environ['JSON_OPTION'] = '1'\n")
+    assert run_preloads([str(tmp_path / "proj" / "train.py")], ("csv", "json")) == []
+
+
 def test_a_run_scan_reads_each_file_once_and_gives_up_past_its_bound(tmp_path, monkeypatch):
     """Past the bound the local modules not read could set anything: nothing is preloaded for the script."""
     monkeypatch.chdir(tmp_path)

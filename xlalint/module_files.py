@@ -9,7 +9,10 @@ from importlib.machinery import ModuleSpec, PathFinder
 
 def specs_on_the_way(module: str, path: list[str]) -> Iterator[ModuleSpec]:
     """The spec of each package on the way to ``module`` (``a``, ``a.b`` for ``a.b.c``) and of the module
-    itself, searched on ``path`` part by part; stops at the first part not found."""
+    itself, searched on ``path`` part by part; stops at the first part not found (none for a name with an
+    empty part, which Python refuses)."""
+    if not all(module.split(".")):
+        return
     for part in module.split("."):
         spec = PathFinder.find_spec(part, path)
         if spec is None:

@@ -86,18 +86,27 @@ def _local_files(level: int, module: str, names: list[str], importer: str, roots
         roots = [folder]
     targets = [f"{module}.{name}" if module else name for name in names if name != "*"] or [module]
     for target in targets:
-        for spec in specs_on_the_way(target, roots) if all(target.split(".")) else ():
+        for spec in specs_on_the_way(target, roots):
             if spec.origin and spec.origin.endswith(".py"):
                 yield spec.origin
+
+
+def _package_inits(script: str) -> Iterator[str]:
+    """The ``__init__.py`` of each package around ``script``: ``run -m pkg.train`` runs them first."""
+    folder = os.path.dirname(os.path.abspath(script))
+    while os.path.isfile(init := os.path.join(folder, "__init__.py")) and init != script:
+        yield init
+        folder = os.path.dirname(folder)
 
 
 def _run_scan(script: str, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
     """``(the libraries the script and its local modules import, whether any of them sets environment
     variables)``. Local modules are those Python finds next to the script or in the working directory
-    (where ``-m`` finds them), at any depth, each file read once; past ``MAX_LOCAL_MODULES`` files (the
+    (where ``-m`` finds them), at any depth, and the packages around the script (which ``-m`` runs first),
+    each file read once; past ``MAX_LOCAL_MODULES`` files (the
     script's included) the scan stops, and counts as importing every library and setting variables."""
     roots = list(dict.fromkeys([os.path.dirname(os.path.abspath(script)), os.getcwd()]))
-    pending, seen = [os.path.abspath(script)], set()
+    pending, seen = [os.path.abspath(script), *_package_inits(script)], set()
     imported: set[str] = set()
     sets = False
     while pending:

@@ -74,7 +74,7 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
 def _module_file(parser: UsageParser, module: str) -> str:
     sys.path.insert(0, os.getcwd())
     try:
-        spec = spec_without_importing(module, sys.path) if all(module.split(".")) else None
+        spec = spec_without_importing(module, sys.path)
         if spec is None:  # found by another finder (an editable install's): as Python finds it, parents imported
             spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):

@@ -67,10 +67,20 @@ def user_call_site(obj, method: str) -> tuple[str, int] | None:
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        if is_user_file(code.co_filename) and not (
-                code in own and code.co_argcount and frame.f_locals.get(code.co_varnames[0]) is obj):
+        if is_user_file(code.co_filename) and not (code in own and _first_argument(frame) is obj):
             return realpath(code.co_filename), frame.f_lineno
         frame = frame.f_back
+    return None
+
+
+def _first_argument(frame: FrameType):
+    """The first positional argument a frame's function was called with (``self``), also through ``*args``."""
+    code, local = frame.f_code, frame.f_locals
+    if code.co_argcount:
+        return local.get(code.co_varnames[0])
+    if code.co_flags & inspect.CO_VARARGS:
+        rest = local.get(code.co_varnames[code.co_kwonlyargcount])  # *args follows the keyword-only names
+        return rest[0] if isinstance(rest, tuple) and rest else None
     return None
 
 

@@ -5,7 +5,9 @@ fresh interpreter for the run would have, and its own ``TMPDIR`` (what warming u
 with the run). Each request is one run (``run_child``), served as in ``fork_server``: the child
 starts its own session, writes its output to the request's log, works in the scratch folder, takes
 the request's environment (with what importing TensorFlow, Keras and the preloaded libraries set in
-it, as they would in a fresh interpreter), installs the hooks and runs the script.
+it, as they would in a fresh interpreter), installs the hooks and runs the script. The libraries are
+preloaded for every listed command at once, so a command whose script does not import one still sees
+what that library set in the environment at its import.
 """
 
 from __future__ import annotations
