@@ -24,11 +24,18 @@ from xlalint.wire import FileResult
 
 
 def write_result(path: str, result: FileResult) -> None:
-    """Write ``result`` to ``path`` as the parent reads it back: equal to its JSON round trip."""
+    """Write ``result`` to ``path``, whole or not at all. The parent reads back what JSON would give only
+    because records hold JSON's types alone (lists, not tuples; string keys), as ``wire`` requires and
+    tests/test_result_file.py checks on real results: marshal would keep a tuple a tuple."""
     try:
         data = marshal.dumps(cast(dict, result))
     except ValueError:  # a subclass of a JSON type (a NumPy float...): as JSON writes it, its base value
         data = marshal.dumps(json.loads(json.dumps(result)))
+    write_whole(path, data)
+
+
+def write_whole(path: str, data: bytes) -> None:
+    """Write ``data`` aside, then rename it to ``path``: a reader finds the old file or the new one, never half."""
     part = f"{path}.part"
     with open(part, "wb") as out:
         out.write(data)

@@ -21,14 +21,7 @@ from typing import Any
 from xlalint.backend.frames import is_user_file
 from xlalint.files import read_source
 from xlalint.notebooks import is_notebook, remember_source
-
-
-def _write(path: str, result: dict) -> None:
-    temporary = f"{path}.part"
-    text = json.dumps(result, check_circular=False, separators=(",", ":"))  # the C encoder; json.dump streams in Python
-    with open(temporary, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)
+from xlalint.result_file import write_whole
 
 
 def _user_line(error: BaseException) -> list | None:
@@ -88,7 +81,8 @@ def run(request: dict, server: int) -> None:
 
     def save() -> None:
         result.update(records=capture.records, redirected=sorted(set(guard.redirected)), refused=guard.refused)
-        _write(request["result"], result)
+        # JSON, as the parent reads it (the C encoder: json.dump would stream it in Python)
+        write_whole(request["result"], json.dumps(result, check_circular=False, separators=(",", ":")).encode())
 
     capture = Capture(recorder, save, request["patience"], request["first_step"])
     sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
