@@ -16,13 +16,13 @@ import os
 import pytest
 from helpers import alive
 
-from xlalint import server_client
+from xlalint import server_client, worker_client
 from xlalint.backend.fork_server import FORK_SAFE
 from xlalint.worker_client import run_worker
 
 pytestmark = pytest.mark.tf  # the servers import TensorFlow
 
-TIMEOUT_S = 5.0
+TIMEOUT_S = 10.0
 STARTS = """import os, sys
 if sys.argv[:1] == ["-c"]:  # an xlalint server's interpreter
     with open(os.environ["SERVER_STARTS"], "a") as out:
@@ -56,8 +56,11 @@ with open(os.path.join(os.environ["SEEN"], __name__), "w") as out:
 os.kill(os.getppid(), signal.SIGSTOP)  # it can no longer say that this child ended
 time.sleep(600)
 """
-FILES = {"stops.py": STOPS_SERVER, "a.py": NOTES_SERVER.replace("TAKES_S", str(TIMEOUT_S - 1)),
-         "b.py": NOTES_SERVER.replace("TAKES_S", str(TIMEOUT_S - 1)), "c.py": NOTES_SERVER.replace("TAKES_S", "0")}
+# stops.py holds one job for TIMEOUT_S; the other takes a.py, then b.py (each of them, with its import and
+# trace, well under TIMEOUT_S; both together well over it), so c.py goes to the replaced server.
+TAKES_S = 0.6 * TIMEOUT_S
+FILES = {"stops.py": STOPS_SERVER, "a.py": NOTES_SERVER.replace("TAKES_S", str(TAKES_S)),
+         "b.py": NOTES_SERVER.replace("TAKES_S", str(TAKES_S)), "c.py": NOTES_SERVER.replace("TAKES_S", "0")}
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +80,7 @@ def run(tmp_path_factory):
         patch.setenv("SERVER_STARTS", str(root / "starts"))
         patch.setenv("SEEN", str(root / "seen"))
         patch.setattr(server_client, "EXIT_WAIT_S", 0.2)  # how long a stopped server is given to say the end
+        patch.setattr(worker_client, "EXIT_WAIT_S", 0.2)
         requests = [{"path": str(root / name), "targets": [], "discover": True, "verify": None} for name in FILES]
         result = run_worker(requests, TIMEOUT_S, jobs=2)  # type: ignore[arg-type]
     seen = {path.name: [int(pid) for pid in path.read_text().split()] for path in (root / "seen").iterdir()}
@@ -94,7 +98,7 @@ def test_tensorflow_is_imported_once_and_clones_of_that_server_check_the_files(r
 
 def test_a_server_replaced_after_a_timeout_still_works(run):
     files, _, seen = run
-    assert "timed out after 5s" in files["stops.py"]["error"]
+    assert f"timed out after {TIMEOUT_S:g}s" in files["stops.py"]["error"]
     assert seen["c"][0] not in (seen["stops"][0], seen["a"][0])  # the clone that replaced stops.py's server
     for name in ("a.py", "b.py", "c.py"):
         assert files[name]["error"] is None and [e["name"] for e in files[name]["entries"]] == ["f"], name

@@ -151,7 +151,7 @@ class Server:
             # Neither open waits (one without blocking, one for reading and writing); the server opens the
             # other ends before it forks, so the copy's channel never reads as closed before the copy exists.
             fds += [os.open(paths["messages"], os.O_RDONLY | os.O_NONBLOCK), os.open(paths["requests"], os.O_RDWR)]
-            answer = self._ask({"clone": paths})
+            answer = self._ask({"clone": paths}, EXIT_WAIT_S)  # a fork: far less than an import
             fds.append(os.open(paths["requests"], os.O_WRONLY))  # the copy has the reading end: a plain writer
         except OSError:
             answer = None
@@ -171,12 +171,12 @@ class Server:
         copy.tensorflow, copy.forks = self.tensorflow, self.forks
         return copy
 
-    def _ask(self, message: dict) -> dict | None:
+    def _ask(self, message: dict, timeout: float = IMPORT_TIMEOUT_S) -> dict | None:
         """Send the server one message and read its answer; None when it died or stopped answering."""
         try:
             self.requests.write((json.dumps(message) + "\n").encode())
             self.requests.flush()
-            return self.channel.read(IMPORT_TIMEOUT_S, self.pid)
+            return self.channel.read(timeout, self.pid)
         except OSError:
             return None
 
@@ -190,7 +190,10 @@ class Server:
         return -signal.SIGKILL if self.proc is None else self.proc.wait()
 
     def kill(self) -> None:
-        """Kill the child's process group and the server's, now, and close the pipes to it."""
+        """Kill the child's process group and the server's, now, and close the pipes to it; once only (a
+        clone's pid, once its parent has reaped it, may be another process's)."""
+        if self.answers.closed:
+            return
         kill_group(self.child)
         kill_group(self.pid)
         if self.proc is not None:
