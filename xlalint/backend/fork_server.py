@@ -153,14 +153,19 @@ def _fork(handle: Handler, request: dict, channel) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+CLONES: set[int] = set()  # this server's copies not reaped yet
+
+
 def _reap_clones(wait: bool = False) -> None:
-    """Reap the copies that ended (between requests a server has no other child); with ``wait``, all of them,
-    waiting for those still running (the time they used then counts as this server's children's)."""
-    try:
-        while os.waitpid(-1, 0 if wait else os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
+    """Reap the copies that ended; with ``wait``, all of them, waiting for those still running (the time they
+    used then counts as this server's children's). Only copies: a process a preloaded library started is
+    not waited for."""
+    for pid in list(CLONES):
+        try:
+            if os.waitpid(pid, 0 if wait else os.WNOHANG)[0]:
+                CLONES.discard(pid)
+        except ChildProcessError:
+            CLONES.discard(pid)
 
 
 def _clone(paths: dict, channel, serve_copy: Callable[[Any], None]) -> None:
@@ -187,6 +192,7 @@ def _clone(paths: dict, channel, serve_copy: Callable[[Any], None]) -> None:
         _handle_and_exit(copy, paths)
     os.close(requests)
     os.close(messages)
+    CLONES.add(pid)
     _reap_clones()
     send(channel, {"type": "clone", "pid": pid})
 
