@@ -156,8 +156,13 @@ def test_a_result_whose_files_changed_during_the_trace_is_not_stored(tmp_path):
     lambda entry: json.dumps({**entry, "checksum": None}),
     lambda entry: json.dumps(entry).replace('"line": 3', '"line": 4'),  # edited: the checksum differs
     lambda entry: json.dumps(entry)[:-40],  # cut short
+    lambda entry: json.dumps(entry, indent=1),  # the same values in other text: the checksum is of the text
+    lambda entry: json.dumps({"checksum": entry["checksum"], "deps": entry["deps"], "result": entry["result"]}),
+    lambda entry: json.dumps({**entry, "checksum": entry["checksum"].upper()}),
+    lambda entry: json.dumps(entry) + "\n",
 ], ids=["not-json", "list", "null", "no-deps", "deps-list", "deps-int", "result-str", "entries-none",
-        "entry-keys", "other-path", "no-checksum", "edited", "truncated"])
+        "entry-keys", "other-path", "no-checksum", "edited", "truncated", "indented", "reordered",
+        "checksum-case", "trailing-text"])
 def test_a_damaged_entry_is_a_miss_never_a_crash(tmp_path, corrupt):
     cache, request, result = _stored(tmp_path)
     cache.put(request, result)
