@@ -40,6 +40,7 @@ RUNS = {
     "argparse_main": (["--steps", "3"], None),  # run by `xlalint run` only as one of the LISTED commands
     "mirrored_steps": (["--epochs", "1"], []),
     "autoclustered": (["--epochs", "1"], []),
+    "fit_layer_without_xla": (None, []),  # its truth is Keras' own decision: see the test
 }
 SAME_CALL = {"StringFormat": "PrintV2"}  # tf.print's two ops, reported once as tf.print (XLA001)
 BUDGET_S = {"prepares_forever": "4"}  # else the default
@@ -134,6 +135,20 @@ def test_a_keras_step_sits_at_the_users_train_step_or_else_at_the_call(runs):
                                                                        "train_step_override.py", 12)
     [fit] = runs[1]["two_file_project"][0]["entries"]
     assert (fit["name"], fit["path"], fit["line"]) == ("Functional.train_step", "two_file_project.py", 18)
+
+
+def test_a_keras_step_follows_what_keras_itself_decides(runs):
+    """Keras turns ``jit_compile=True`` off for a model with a layer that does not support XLA (the script, run
+    for real, prints what Keras decided): the run's entry runs without XLA, says why at the compile call
+    (XLA303), and is not offered ``jit_compile=True`` (XLA403)."""
+    real = subprocess.run([sys.executable, str(SCENARIOS / "fit_layer_without_xla.py")], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert real.stdout.splitlines()[-1] == "jit_compile: False", real.stderr[-2000:]
+    report, code = runs[1]["fit_layer_without_xla"]
+    [entry] = report["entries"]
+    assert (entry["name"], entry["jit_compile"], entry["verdict"]) == ("Sequential.train_step", False, "compatible")
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("XLA303", 21)]
+    assert "`host_kernel` (HostKernel)" in report["findings"][0]["message"] and code == 0
 
 
 def test_a_blocker_in_an_imported_layer_is_found_in_its_own_file(runs):

@@ -18,7 +18,7 @@ def decision(raw: EntryRecord, device: str) -> dict[str, Any] | None:
     keras = raw.get("keras")
     if not keras:
         return None
-    model = raw["name"][: -len(FIT_SUFFIX)] if raw.get("kind") == "keras-fit" else raw["name"]
+    model = raw.get("model") or (raw["name"][: -len(FIT_SUFFIX)] if raw.get("kind") == "keras-fit" else raw["name"])
     return {"model": model, "requested": keras["requested"], "compile": keras.get("compile"),
             **keras["devices"][device]}
 

@@ -243,7 +243,8 @@ class Capture:
         path, line = (where["path"], where["line"]) if where["path"] else (call or [None, 1])[:2]
         record = {**entry_record(where["name"], line, where["kind"], run_hooks.jit_compile(function), []),
                   "path": path, "call": call, "traces": 1, "calls": 0, "trace_args": [arguments], "functions": 0,
-                  "made_at": [], "batches": [], "dataset_specs": [], "variables": [], "unliftable": None, "auto_jit": self._auto_jit()}
+                  "made_at": [], "batches": [], "dataset_specs": [], "variables": [], "unliftable": None, "auto_jit": self._auto_jit(),
+                  **{field: where[field] for field in ("model", "keras") if field in where}}
         self._by_key[key] = record
         self.records.append(record)
         started = time.perf_counter()

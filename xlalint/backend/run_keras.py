@@ -29,15 +29,19 @@ def install(capture) -> None:
     run_hooks.on_keras_predict(lambda model, made, predict_function: _predict(capture, model, made, predict_function))
 
 
-def _where(model, step) -> dict:
-    """The user's own ``train_step`` override where there is one, else the line that called ``fit``."""
+def _where(capture, model, step) -> dict:
+    """The user's own ``train_step`` override where there is one, else the line that called ``fit``; with
+    what Keras decides for the model on each device (``keras``), as a checked file's ``MODEL.fit`` has it."""
+    from xlalint.backend.keras_step import jit_decisions
+
     method = getattr(step, "__func__", step)
     source = inspect.getsourcefile(method) if inspect.isfunction(method) else None
-    name = f"{type(model).__name__}.{step.__name__}"
+    recorder = capture.recorder
+    where = {"path": None, "line": None, "name": f"{type(model).__name__}.{step.__name__}", "kind": "keras-step",
+             "model": type(model).__name__, "keras": jit_decisions(model, recorder.compiled, recorder.site_of)}
     if source and is_user_file(source):
-        return {"path": os.path.realpath(source), "line": inspect.getsourcelines(method)[1], "name": name,
-                "kind": "keras-step"}
-    return {"path": None, "line": None, "name": name, "kind": "keras-step"}
+        where.update(path=os.path.realpath(source), line=inspect.getsourcelines(method)[1])
+    return where
 
 
 def _one_step_per_epoch(capture, model, step, made, keras_function):
@@ -45,7 +49,7 @@ def _one_step_per_epoch(capture, model, step, made, keras_function):
         return keras_function
     one_step = made[0]
     stepped: weakref.WeakSet = weakref.WeakSet()
-    where, key = _where(model, step), _key(model, step)
+    where, key = _where(capture, model, step), _key(model, step)
 
     def function(iterator):
         if not hasattr(iterator, "get_next"):  # train_on_batch/test_on_batch: a generator of one batch
@@ -68,7 +72,7 @@ def _predict(capture, model, made, predict_function):
     if not made:  # run_eagerly=True
         return predict_function
     step = model.predict_step
-    where, key = _where(model, step), _key(model, step)
+    where, key = _where(capture, model, step), _key(model, step)
     compiled = len(made) > 1  # Keras's jit decision: one_step_on_data with XLA, inside the plain function
 
     def function(batches):
