@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
 import os
 
 import nbformat
@@ -45,7 +46,13 @@ def test_only_installed_libraries_that_a_file_imports_are_preloaded(tmp_path):
     ("import os\ndef main():\n    os.environ.setdefault('X', '1')\n", True),
     ("import os\nos.putenv('X', '1')\n", True),
     ("import os\ndata = os.environ.get('DATA', '.')\nhome = os.environ['HOME']\n", False),  # reads only
-    ("environ = {}\nx = 1\n", False),
+    ("import os\nos.environ |= {'X': '1'}\n", True),
+    ("from os import environ\nenviron |= {'X': '1'}\n", True),
+    ("from dotenv import load_dotenv\nload_dotenv()\n", True),  # a .env file's variables
+    ("import dotenv\ndotenv.load_dotenv('.env')\n", True),
+    ("from dotenv import load_dotenv as load\n", True),  # called under another name
+    ("from dotenv import dotenv_values\nvalues = dotenv_values()\n", False),  # reads the file only
+    ("environ = {}\nx = 1\ncount = 0\ncount |= 1\n", False),
 ])
 def test_a_script_that_sets_environment_variables_is_told_from_one_that_reads_them(source, sets):
     assert sets_environment(ast.parse(source)) is sets
@@ -58,8 +65,8 @@ def test_a_run_server_preloads_no_library_a_script_setting_environment_variables
     paths = [str(tmp_path / "sets.py"), str(tmp_path / "plain.py")]
     libraries = ("csv", "email", "json")
     assert preloads(paths, libraries) == ["csv", "email", "json"]
-    assert run_preloads(paths, libraries) == ["email"]
-    assert run_preloads(paths[1:], libraries) == ["email", "json"]
+    assert run_preloads([(path, None) for path in paths], libraries) == ["email"]
+    assert run_preloads([(paths[1], None)], libraries) == ["email", "json"]
 
 
 LOCAL_MODULES = {  # a project whose scripts reach a module that sets environment variables through their imports
@@ -83,18 +90,62 @@ def test_a_run_script_is_read_with_the_local_modules_it_imports(tmp_path, monkey
         (tmp_path / name).write_text(source)
     (tmp_path / "train.py").write_text(script)
     monkeypatch.chdir(tmp_path)
-    assert run_preloads([str(tmp_path / "train.py")], ("csv", "email", "json")) == preloaded
+    assert run_preloads([(str(tmp_path / "train.py"), None)], ("csv", "email", "json")) == preloaded
 
 
 def test_the_packages_around_a_module_run_with_dash_m_are_read_too(tmp_path, monkeypatch):
-    """``run -m proj.train`` runs ``proj/__init__.py`` first: a variable it sets holds off the preload."""
+    """``run -m proj.train`` runs ``proj/__init__.py`` first: a variable it sets holds off the preload.
+    ``python proj/train.py`` does not run it."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "train.py").write_text("import json\n")
     (tmp_path / "proj" / "__init__.py").write_text("import csv\n")
-    assert run_preloads([str(tmp_path / "proj" / "train.py")], ("csv", "json")) == ["csv", "json"]
+    train = str(tmp_path / "proj" / "train.py")
+    assert run_preloads([(train, "proj.train")], ("csv", "json")) == ["csv", "json"]
     (tmp_path / "proj" / "__init__.py").write_text("import os\nos.environ['JSON_OPTION'] = '1'\n")
-    assert run_preloads([str(tmp_path / "proj" / "train.py")], ("csv", "json")) == []
+    assert run_preloads([(train, "proj.train")], ("csv", "json")) == []
+    assert run_preloads([(train, None)], ("csv", "json")) == ["json"]
+
+
+@pytest.mark.parametrize("file, module, inits", [
+    ("/train.py", "train", []),  # a module at the filesystem's root: no package
+    ("/proj/train.py", "proj.train", ["/proj/__init__.py"]),
+    ("/proj/__main__.py", "proj", ["/proj/__init__.py"]),  # a package runs its __main__ after its __init__
+    ("/proj/__main__.py", "proj.__main__", ["/proj/__init__.py"]),
+    ("/a/b/c.py", "a.b.c", ["/a/b/__init__.py", "/a/__init__.py"]),
+])
+def test_the_packages_run_first_are_those_the_module_name_goes_through(monkeypatch, file, module, inits):
+    """Only the name's packages, even where every folder up to the filesystem's root holds an ``__init__.py``."""
+    monkeypatch.setattr(preload_plan.os.path, "isfile", lambda path: os.path.basename(path) == "__init__.py")
+    assert list(itertools.islice(preload_plan._package_inits(file, module), 5)) == inits
+
+
+@pytest.mark.parametrize("module, preloaded", [
+    (None, ["json"]),  # `python pkg/train.py`: pkg/config.py, next to the script; the working directory is not searched
+    ("pkg.train", []),  # `python -m pkg.train`: the working directory's config.py, which sets variables
+])
+def test_a_run_scan_searches_the_folders_python_searches_for_the_run(tmp_path, monkeypatch, module, preloaded):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "train.py").write_text("import config\nimport json\n")
+    (tmp_path / "pkg" / "config.py").write_text("BATCH = 32\n")
+    (tmp_path / "config.py").write_text("import os\nos.environ['JSON_OPTION'] = '1'\n")
+    assert run_preloads([(str(tmp_path / "pkg" / "train.py"), module)], ("json",)) == preloaded
+
+
+@pytest.mark.parametrize("module", [None, "train"])
+def test_a_run_scan_follows_imports_into_pythonpath(tmp_path, monkeypatch, module):
+    """A package under a ``PYTHONPATH`` folder (``src/``, given relative to the working directory) is local too."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", "src")
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "settings.py").write_text("import os\nos.environ['JSON_OPTION'] = '1'\n")
+    (tmp_path / "train.py").write_text("from pkg import settings\nimport json\n")
+    assert run_preloads([(str(tmp_path / "train.py"), module)], ("json",)) == []
+    monkeypatch.delenv("PYTHONPATH")
+    assert run_preloads([(str(tmp_path / "train.py"), module)], ("json",)) == ["json"]
 
 
 def test_a_run_scan_reads_each_file_once_and_gives_up_past_its_bound(tmp_path, monkeypatch):
@@ -106,10 +157,10 @@ def test_a_run_scan_reads_each_file_once_and_gives_up_past_its_bound(tmp_path, m
     reads = []
     real = preload_plan.read_source
     monkeypatch.setattr(preload_plan, "read_source", lambda path: reads.append(path) or real(path))
-    assert run_preloads([str(tmp_path / "train.py")], ("csv", "json")) == ["csv", "json"]
+    assert run_preloads([(str(tmp_path / "train.py"), None)], ("csv", "json")) == ["csv", "json"]
     assert sorted(map(os.path.basename, reads)) == ["part0.py", "part1.py", "part2.py", "train.py"]
     monkeypatch.setattr(preload_plan, "MAX_LOCAL_MODULES", 3)
-    assert run_preloads([str(tmp_path / "train.py")], ("csv", "json")) == []
+    assert run_preloads([(str(tmp_path / "train.py"), None)], ("csv", "json")) == []
 
 
 @pytest.mark.parametrize("proc", [True, False], ids=["linux-proc", "no-proc"])

@@ -75,7 +75,7 @@ def forked(project, tmp_path_factory):
     here, no_fork = os.getcwd(), os.environ.pop("XLALINT_NO_FORK", None)  # the forking server, whatever the caller set
     os.chdir(project)
     try:
-        with RunServer(list(SCRIPTS)) as server:
+        with RunServer([(name, None) for name in SCRIPTS]) as server:
             server.preload.append(PRELOADED)
             server.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(libraries), server.env.get("PYTHONPATH")]))
             return {name: _run(server, name) for name in SCRIPTS}

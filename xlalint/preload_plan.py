@@ -58,22 +58,33 @@ def _installed(libraries: tuple[str, ...], wanted: set[str]) -> list[str]:
 
 
 def sets_environment(tree: ast.Module) -> bool:
-    """Whether a module sets an environment variable itself (``os.environ[...] = ...``, ``update``,
-    ``setdefault``, ``putenv``): perhaps for a library it imports, which reads it at its import."""
-    for node in ast.walk(tree):
-        target: ast.expr | None
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            target = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr == "putenv":
-                return True
-            target = node.func.value if node.func.attr in ("update", "setdefault", "pop", "clear") else None
-        else:
-            continue
-        if (isinstance(target, ast.Attribute) and target.attr == "environ") or (
-                isinstance(target, ast.Name) and target.id == "environ"):
+    """Whether a module sets an environment variable itself (``os.environ[...] = ...``, ``|=``, ``update``,
+    ``setdefault``, ``putenv``, python-dotenv's ``load_dotenv``): perhaps for a library it imports, which
+    reads it at its import."""
+    return any(_writes_environ(node) or _loads_dotenv(node) for node in ast.walk(tree))
+
+
+def _writes_environ(node: ast.AST) -> bool:
+    target: ast.expr | None
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        target = node.value
+    elif isinstance(node, ast.AugAssign):
+        target = node.target
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "putenv":
             return True
-    return False
+        target = node.func.value if node.func.attr in ("update", "setdefault", "pop", "clear") else None
+    else:
+        return False
+    return (isinstance(target, ast.Attribute) and target.attr == "environ") or (
+        isinstance(target, ast.Name) and target.id == "environ")
+
+
+def _loads_dotenv(node: ast.AST) -> bool:
+    """``from dotenv import load_dotenv`` (under any name it is called by), or ``dotenv.load_dotenv()``."""
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "dotenv" and any(alias.name == "load_dotenv" for alias in node.names)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load_dotenv"
 
 
 def _local_files(level: int, module: str, names: list[str], importer: str, roots: list[str]) -> Iterator[str]:
@@ -91,22 +102,34 @@ def _local_files(level: int, module: str, names: list[str], importer: str, roots
                 yield spec.origin
 
 
-def _package_inits(script: str) -> Iterator[str]:
-    """The ``__init__.py`` of each package around ``script``: ``run -m pkg.train`` runs them first."""
-    folder = os.path.dirname(os.path.abspath(script))
-    while os.path.isfile(init := os.path.join(folder, "__init__.py")) and init != script:
-        yield init
+def _search_path(script: str, module: str | None) -> list[str]:
+    """The folders Python searches first for the run's imports, in its order: the working directory for
+    ``-m MODULE`` (the module's own folder is not searched), else the script's folder; then ``PYTHONPATH``."""
+    first = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
+    extra = os.environ.get("PYTHONPATH")
+    entries = [os.path.abspath(entry) for entry in extra.split(os.pathsep)] if extra else []  # "": the working directory
+    return list(dict.fromkeys([first, *entries]))
+
+
+def _package_inits(file: str, module: str) -> Iterator[str]:
+    """The ``__init__.py`` that ``-m MODULE`` runs before ``file``: one for each package its name goes
+    through (``a`` and ``a.b`` for ``a.b.c``), and the package's own when ``file`` is its ``__main__``."""
+    packages = module.count(".") + (os.path.basename(file) == "__main__.py" and not module.endswith(".__main__"))
+    folder = os.path.dirname(os.path.abspath(file))
+    for _ in range(packages):
+        if os.path.isfile(init := os.path.join(folder, "__init__.py")):  # none for a namespace package
+            yield init
         folder = os.path.dirname(folder)
 
 
-def _run_scan(script: str, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
+def _run_scan(script: str, module: str | None, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
     """``(the libraries the script and its local modules import, whether any of them sets environment
-    variables)``. Local modules are those Python finds next to the script or in the working directory
-    (where ``-m`` finds them), at any depth, and the packages around the script (which ``-m`` runs first),
-    each file read once; past ``MAX_LOCAL_MODULES`` files (the
-    script's included) the scan stops, and counts as importing every library and setting variables."""
-    roots = list(dict.fromkeys([os.path.dirname(os.path.abspath(script)), os.getcwd()]))
-    pending, seen = [os.path.abspath(script), *_package_inits(script)], set()
+    variables)``. Local modules are those Python finds on the run's first folders (``_search_path``), at any
+    depth, and for ``-m`` the packages around the module (which run first), each file read once; past
+    ``MAX_LOCAL_MODULES`` files (the script's included) the scan stops, and counts as importing every
+    library and setting variables."""
+    roots = _search_path(script, module)
+    pending, seen = [os.path.abspath(script), *(_package_inits(script, module) if module else [])], set()
     imported: set[str] = set()
     sets = False
     while pending:
@@ -126,13 +149,14 @@ def _run_scan(script: str, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
     return imported, sets
 
 
-def run_preloads(paths: list[str], libraries: tuple[str, ...] = OPTIONAL) -> list[str]:
-    """What ``xlalint run``'s server imports before it forks: the ``libraries`` the scripts (or their local
-    modules) import, but none that a script is run with if it or one of its local modules sets environment
-    variables (perhaps for that library, which must see them when it is imported)."""
+def run_preloads(runs: list[tuple[str, str | None]], libraries: tuple[str, ...] = OPTIONAL) -> list[str]:
+    """What ``xlalint run``'s server imports before it forks: the ``libraries`` the runs' files (each
+    ``(file, MODULE)``, MODULE None for a script) or their local modules import, but none that a run
+    imports if its file or one of its local modules sets environment variables (perhaps for that
+    library, which must see them when it is imported)."""
     wanted: set[str] = set()
     late: set[str] = set()
-    for path in paths:
-        imported, sets = _run_scan(path, libraries)
+    for file, module in runs:
+        imported, sets = _run_scan(file, module, libraries)
         (late if sets else wanted).update(imported)
     return _installed(libraries, wanted - late)

@@ -29,11 +29,12 @@ IMPORT_ALLOWANCE_S = 120.0  # setting up the run (and, without fork, importing T
 class RunServer:
     """The server of one ``xlalint run``: one run at a time, each in a fresh child; a context manager."""
 
-    def __init__(self, scripts: list[str]):
-        """``scripts``: the files that will run, whose libraries the server imports before it forks."""
+    def __init__(self, runs: list[tuple[str, str | None]]):
+        """``runs``: ``(file, MODULE)`` of each run (MODULE None for a script), whose libraries the server
+        imports before it forks (``run_preloads``)."""
         self.work = tempfile.mkdtemp(prefix="xlalint-run-state-")
         self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
-        self.preload = run_preloads(scripts)
+        self.preload = run_preloads(runs)
         self.server: Server | None = None
         self.runs = 0
 
@@ -96,7 +97,7 @@ class RunServer:
 def run_script(script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
                first_step: bool = False) -> dict:
     """One run in a server of its own (``RunServer.run``)."""
-    with RunServer([script] if script else []) as server:
+    with RunServer([(script, None)] if script else []) as server:
         return server.run(script, module, argv, budget, patience, first_step)
 
 

@@ -144,7 +144,8 @@ def main(argv: list[str]) -> int:
     from xlalint.run_scratch import ScratchError
 
     reports = []
-    with RunServer([file for file, *_ in commands]) as server:  # TensorFlow imported once for every command
+    runs = [(file, module) for file, _, module, *_ in commands]
+    with RunServer(runs) as server:  # TensorFlow imported once for every command
         for file, script, module, script_argv, _ in commands:
             if not args.quiet:
                 print(f"xlalint run: running {file} up to its compiled steps (budget {args.run_timeout:g}s)",
