@@ -1,5 +1,6 @@
 """The TensorFlow-free parts of `xlalint run`: the command line, the scratch mirror, the report."""
 
+import importlib.util
 import json
 import os
 import sys
@@ -230,3 +231,36 @@ def test_a_module_run_with_m_is_found_without_importing_its_packages(tmp_path, m
     assert _module_file(_parser(), "pkg.jobs.train") == str(package / "train.py")
     assert _module_file(_parser(), "pkg.jobs") == str(package / "__main__.py")  # a package runs its __main__
     assert "pkg" not in sys.modules
+
+
+@pytest.mark.parametrize("module, message", [
+    ("pkg.missing", "no module named 'pkg.missing' (from "),
+    ("pkg..train", "no module named 'pkg..train': its name has an empty part"),
+])
+def test_a_module_not_found_is_a_usage_error_and_its_package_never_runs(tmp_path, module, message):
+    """Python would import ``pkg`` to look further: xlalint never runs the user's code in its own process."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("open('imported_by_xlalint', 'w').close()\n")
+    (tmp_path / "pkg" / "train.py").write_text("import tensorflow\n")
+    done = run_without_tf("run", "-m", module, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "imported_by_xlalint").exists()
+
+
+def test_a_top_level_package_only_an_installs_finder_knows_is_found_without_importing_it(tmp_path, monkeypatch):
+    """An editable install's finder (on ``sys.meta_path``, no folder on ``sys.path``) is asked for the
+    package; its submodule is then found in the package's folder, and the package's ``__init__`` never runs."""
+    package = tmp_path / "installed" / "edpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise RuntimeError('imported by xlalint itself')\n")
+    (package / "train.py").write_text("import tensorflow\n")
+
+    class EditableFinder:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            return importlib.util.spec_from_file_location(name, package / "__init__.py") if name == "edpkg" else None
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, EditableFinder])
+    monkeypatch.chdir(tmp_path)
+    assert _module_file(_parser(), "edpkg.train") == str(package / "train.py")
+    assert "edpkg" not in sys.modules

@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from importlib.machinery import ModuleSpec, PathFinder
 
 
-def specs_on_the_way(module: str, path: list[str]) -> Iterator[ModuleSpec]:
+def specs_on_the_way(module: str, path: list[str], installed: bool = False) -> Iterator[ModuleSpec]:
     """The spec of each package on the way to ``module`` (``a``, ``a.b`` for ``a.b.c``) and of the module
     itself, searched on ``path`` part by part; stops at the first part not found (none for a name with an
-    empty part, which Python refuses)."""
+    empty part, which Python refuses). With ``installed``, a first part that no folder on ``path`` holds is
+    also asked of the interpreter's other finders (an editable install's), which import nothing for a
+    top-level name; the parts below it are still searched in its folders."""
     if not all(module.split(".")):
         return
-    for part in module.split("."):
+    for depth, part in enumerate(module.split(".")):
         spec = PathFinder.find_spec(part, path)
+        if spec is None and installed and not depth:
+            spec = importlib.util.find_spec(part)
         if spec is None:
             return
         yield spec
@@ -22,6 +27,7 @@ def specs_on_the_way(module: str, path: list[str]) -> Iterator[ModuleSpec]:
 
 
 def spec_without_importing(module: str, path: list[str]) -> ModuleSpec | None:
-    """The module's spec found on ``path`` (no parent package imported), or None."""
-    specs = list(specs_on_the_way(module, path))
+    """The module's spec found on ``path``, or for a top-level package no folder on it holds, where the
+    interpreter finds that package (``specs_on_the_way``); no package imported; None if not found."""
+    specs = list(specs_on_the_way(module, path, installed=True))
     return specs[-1] if len(specs) == module.count(".") + 1 else None

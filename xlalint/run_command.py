@@ -6,7 +6,6 @@ script, the commands listed under ``run`` in ``[tool.xlalint]`` run, reported to
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -72,15 +71,13 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
 
 
 def _module_file(parser: UsageParser, module: str) -> str:
-    sys.path.insert(0, os.getcwd())
+    """The file ``-m MODULE`` runs, found without running the user's code (no package imported)."""
+    if not all(module.split(".")):
+        parser.error(f"no module named {module!r}: its name has an empty part")
     try:
-        spec = spec_without_importing(module, sys.path)
-        if spec is None:  # found by another finder (an editable install's): as Python finds it, parents imported
-            spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
+        spec = spec_without_importing(module, [os.getcwd(), *sys.path])
+    except (ImportError, ValueError):  # a finder's own error; a module imported here without a spec
         spec = None
-    finally:
-        sys.path.pop(0)
     if spec is None or not spec.origin or not os.path.isfile(spec.origin):
         parser.error(f"no module named {module!r} (from {os.getcwd()})")
     if spec.submodule_search_locations:  # a package runs its __main__
