@@ -34,6 +34,29 @@ STEP = """
 
     print(float(step(tf.ones([4]))))
 """
+KERAS_STEP = """
+    import os
+
+    import keras
+    import tensorflow as tf
+
+    model = keras.Sequential([keras.layers.Dense(2)])
+    optimizer = keras.optimizers.Adam()
+
+
+    @tf.function(jit_compile=True)
+    def train_step(x, y):
+        with open(os.environ["XLALINT_TRACES"], "a") as traces:  # Python in the body runs once per trace
+            traces.write("traced\\n")
+        with tf.GradientTape() as tape:  # the model's and Adam's variables are built in the first call
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+
+    for _ in range(3):
+        train_step(tf.ones([4, 3]), tf.zeros([4, 2]))
+"""
 UNKNOWN_FLAG = "--xlalint_no_such_flag"
 SCRIPTS = {
     "first.py": STEP,
@@ -45,6 +68,8 @@ SCRIPTS = {
     "preloaded.py": "import os\nimport sys\n\npreloaded = 'sets_at_import' in sys.modules\nimport sets_at_import\n\n"
                     "if preloaded and os.environ.get('XLALINT_SET_AT_IMPORT') == '1':\n"
                     + textwrap.indent(textwrap.dedent(STEP), "    "),
+    # counts its traces in the file XLALINT_TRACES names
+    "keras_step.py": KERAS_STEP,
 }
 PRELOADED = "sets_at_import"  # a library the server preloads (as it would transformers)
 
@@ -67,7 +92,13 @@ def project(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def forked(project, tmp_path_factory):
+def traces(tmp_path_factory):
+    """Where keras_step.py counts its traces (outside the project, where the run may write)."""
+    return tmp_path_factory.mktemp("traces") / "keras_step.txt"
+
+
+@pytest.fixture(scope="module")
+def forked(project, traces, tmp_path_factory):
     """Each script's result, in order, all from one server (as the listed run commands are), which
     preloads a library that sets an environment variable when it is imported."""
     libraries = tmp_path_factory.mktemp("libraries")
@@ -77,6 +108,7 @@ def forked(project, tmp_path_factory):
     try:
         with RunServer([(name, None) for name in SCRIPTS]) as server:
             server.preload.append(PRELOADED)
+            server.env["XLALINT_TRACES"] = str(traces)
             server.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(libraries), server.env.get("PYTHONPATH")]))
             return {name: _run(server, name) for name in SCRIPTS}
     finally:
@@ -103,6 +135,13 @@ def test_a_variable_a_script_sets_before_importing_tensorflow_reaches_tensorflow
     assert "Unknown flag in TF_XLA_FLAGS" in forked["sets_flags.py"]["error"], forked["sets_flags.py"]
     assert UNKNOWN_FLAG in forked["sets_flags.py"]["error"]
     assert _captured(forked["after.py"]) == [("step", True, "ended")]
+
+
+def test_a_keras_step_that_builds_its_variables_in_its_first_call_is_traced_once(forked, traces):
+    """Made in a trace, variables make TensorFlow trace the function again; the run makes the variables
+    Keras builds there eagerly (``one_trace``), so the script's own step is traced once, as XLA compiles it."""
+    assert _captured(forked["keras_step.py"]) == [("train_step", True, "ended")]
+    assert traces.read_text() == "traced\n"
 
 
 @forking
