@@ -73,3 +73,9 @@ def wait_for(condition, seconds: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def parent(pid: int) -> int:
+    """The pid of process ``pid``'s parent (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])

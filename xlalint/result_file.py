@@ -36,10 +36,15 @@ def write_result(path: str, result: FileResult) -> None:
 
 def write_whole(path: str, data: bytes) -> None:
     """Write ``data`` aside, then rename it to ``path``: a reader finds the old file or the new one, never half."""
-    part = f"{path}.part"
+    part = aside(path)
     with open(part, "wb") as out:
         out.write(data)
     os.replace(part, path)
+
+
+def aside(path: str) -> str:
+    """Where ``write_whole`` writes ``path``'s data before renaming it (left there by a writer killed meanwhile)."""
+    return f"{path}.part"
 
 
 def read_result(path: str) -> FileResult:

@@ -35,6 +35,11 @@ class WorkerError(RuntimeError):
     """The server could not start at all (e.g. TensorFlow is not installed)."""
 
 
+class CloneFailed(WorkerError):
+    """This process could not make or open a clone's FIFOs (a file system without FIFOs, no descriptor left):
+    the server itself may be fine."""
+
+
 def _resident_bytes(pid: int) -> int:
     """Resident memory of a process (Linux /proc; 0 where it cannot be read)."""
     try:
@@ -141,10 +146,12 @@ class Server:
 
     def clone(self, workdir: str) -> Server:
         """A copy of this ready, idle, forking server, forked by it (nothing is imported again); it dies with
-        this one. It serves two FIFOs made in ``workdir``; WorkerError when this server does not answer."""
+        this one. It serves two FIFOs made in ``workdir``; CloneFailed when they cannot be made or opened here,
+        WorkerError when this server does not answer."""
         folder = tempfile.mkdtemp(dir=workdir, prefix="clone-")
         paths = {name: os.path.join(folder, name) for name in ("requests", "messages", "log")}
         fds: list[int] = []
+        failure: OSError | None = None
         try:
             for fifo in ("requests", "messages"):
                 os.mkfifo(paths[fifo], 0o600)
@@ -153,8 +160,8 @@ class Server:
             fds += [os.open(paths["messages"], os.O_RDONLY | os.O_NONBLOCK), os.open(paths["requests"], os.O_RDWR)]
             answer = self._ask({"clone": paths}, EXIT_WAIT_S)  # a fork: far less than an import
             fds.append(os.open(paths["requests"], os.O_WRONLY))  # the copy has the reading end: a plain writer
-        except OSError:
-            answer = None
+        except OSError as error:  # a copy already forked ends as its requests do: when these FIFOs close
+            answer, failure = None, error
         finally:
             for fifo in ("requests", "messages"):
                 with contextlib.suppress(OSError):
@@ -162,6 +169,8 @@ class Server:
         if answer is None or answer["type"] != "clone":
             for fd in fds:
                 os.close(fd)
+            if failure is not None:
+                raise CloneFailed(f"could not clone the {self.name}: {failure}") from failure
             raise WorkerError(f"could not clone the {self.name}: {self.stopped() or 'it exited'}")
         answers, both, requests = fds
         os.close(both)  # from now on a dead copy is a broken pipe
@@ -200,14 +209,20 @@ class Server:
             self.proc.wait()
         else:
             _wait_gone(self.pid)
-        self.requests.close()
+        self._close_requests()
         self.answers.close()
         self.channel.closed = True
+
+    def _close_requests(self) -> None:
+        """Close the request pipe. A request still buffered there (its flush failed: the server had died) is
+        dropped: flushing it again would only fail again."""
+        with contextlib.suppress(OSError):
+            self.requests.close()
 
     def stop(self) -> None:
         """End the server in order: no more requests, then its exit (it reaps its clones first), at most
         EXIT_WAIT_S before it is killed."""
-        self.requests.close()
+        self._close_requests()
         if self.proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(EXIT_WAIT_S)

@@ -5,9 +5,10 @@ process forked from it before any user code ran (on Linux; elsewhere in a fresh
 interpreter per file), so a file's answer never depends on the other files of the run,
 their order or ``--jobs``. With several jobs where servers fork, that first server (the origin)
 checks no file: it forks a clone for each job, and a clone for any that must be replaced, so a run
-imports TensorFlow once whatever ``--jobs`` says. Every server and child runs in its own session:
-when a file ends, times out or grows past the memory limit, its whole process group is killed,
-and when the run ends or is cancelled, everything it started is.
+imports TensorFlow once whatever ``--jobs`` says (where clones cannot be made here, fresh servers instead).
+A file whose server ended before it started the file is put back once for another server. Every server
+and child runs in its own session: when a file ends, times out or grows past the memory limit, its whole
+process group is killed, and when the run ends or is cancelled, everything it started is.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from dataclasses import dataclass
 from xlalint.backend.fork_server import forking
 from xlalint.child_end import death
 from xlalint.preload_plan import preloads
-from xlalint.result_file import read_result
-from xlalint.server_client import EXIT_WAIT_S, Server, WorkerError, start_server
+from xlalint.result_file import aside, read_result
+from xlalint.server_client import EXIT_WAIT_S, CloneFailed, Server, WorkerError, start_server
 from xlalint.wire import FileResult, Request, file_result
 
 WAIT_S = 0.2  # the caller waits for answers in steps this short: a signal reaches it between them
@@ -37,13 +38,15 @@ class WorkerResult:
     files: dict[str, FileResult]  # path -> the file's result
 
 
-def _check(server: Server, workdir: str, request: Request, number: int, timeout: float, progress) -> FileResult:
-    """One file's result from ``server``; every failure (crash, exit, timeout, memory) becomes its ``error``."""
+def _check(server: Server, workdir: str, request: Request, number: int, timeout: float,
+           progress) -> tuple[FileResult, bool]:
+    """One file's result from ``server``, and whether the server started the file; every failure (crash, exit,
+    timeout, memory) becomes its ``error``."""
     files = {"result": os.path.join(workdir, f"{number}.result"), "log": os.path.join(workdir, f"{number}.log")}
     if server.start({**request, **files}) is None:  # a server that does not start the file is replaced
-        stopped = server.stopped()
+        why = server.stopped() or f"the {server.name} ended before it started the file"
         server.kill()
-        return _outcome(server, request, files, None, stopped)
+        return _outcome(server, request, files, None, why), False
     if progress:
         progress(request["path"])
     end, killed = server.finish(timeout)
@@ -53,7 +56,7 @@ def _check(server: Server, workdir: str, request: Request, number: int, timeout:
                "timeout": f"timed out after {timeout:g}s while importing or tracing (see --timeout)"}[killed]
     result = _outcome(server, request, files, end, stopped)
     server.done(end)
-    return result
+    return result, True
 
 
 def _outcome(server: Server, request: Request, files: dict, end: dict | None, stopped: str | None) -> FileResult:
@@ -64,7 +67,7 @@ def _outcome(server: Server, request: Request, files: dict, end: dict | None, st
         error = stopped or death(end["code"] if end else server.exit_code(), files["log"])
         return file_result(request["path"], error)
     finally:  # a run of many files keeps none of them on disk
-        for path in files.values():
+        for path in [*files.values(), aside(files["result"])]:
             with contextlib.suppress(OSError):
                 os.unlink(path)
 
@@ -79,6 +82,7 @@ class Tracing:
         self.count = len(requests)
         self.answered = 0
         self.done: queue.Queue = queue.Queue()  # (path, result) as each file's check ends
+        self.retried: set[int] = set()  # files put back once: their server ended before it started them
         self.timeout, self.progress, self.max_memory_mb = timeout, progress, max_memory_mb
         self.tensorflow: str | None = None
         self.failure: BaseException | None = None
@@ -109,8 +113,12 @@ class Tracing:
                     return
                 if server is None or not server.alive:
                     server = self._start()
-                self.done.put((request["path"], _check(server, self.workdir, request, number, self.timeout,
-                                                       self.progress)))
+                result, started = _check(server, self.workdir, request, number, self.timeout, self.progress)
+                if not started and number not in self.retried:  # it died since `alive`: another server checks it
+                    self.retried.add(number)
+                    self.todo.put((number, request))
+                    continue
+                self.done.put((request["path"], result))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             self.failure = self.failure or error
         finally:
@@ -146,18 +154,29 @@ class Tracing:
             yield answer
 
     def _start(self) -> Server:
-        """A server for one thread: when cloning, a clone of the origin (started first, or again once it is
-        dead; ``start_server`` never returns a forking server whose preloads started threads)."""
-        if not self.cloning:
-            return self._fresh()
+        """A server for one thread: when cloning, a clone of the origin, else a fresh one."""
         with self.origin_lock:
-            if self.origin is None or not self.origin.alive:
-                if self.origin is not None:
-                    self.origin.kill()
-                self.origin = self._fresh()
-            server = self.origin.clone(self.workdir)
+            server = self._clone() if self.cloning else None
+        if server is None:
+            return self._fresh()
         self._keep(server)
         return server
+
+    def _clone(self) -> Server | None:
+        """A clone of the origin (started first, or again once it is dead; ``start_server`` never returns a
+        forking server whose preloads started threads); None, and no more cloning in this run, when this
+        process cannot make one though the origin is fine."""
+        if self.origin is None or not self.origin.alive:
+            if self.origin is not None:
+                self.origin.kill()
+            self.origin = self._fresh()
+        try:
+            return self.origin.clone(self.workdir)
+        except CloneFailed:
+            if not self.origin.alive:
+                raise
+            self.cloning = False
+            return None
 
     def _fresh(self) -> Server:
         server = start_server("xlalint.backend.worker", self.preload, self.env, self.workdir, self._keep,
@@ -177,15 +196,18 @@ class Tracing:
 
     def close(self) -> None:
         """Kill every process of the run and remove its files; once every file is answered, the jobs first end
-        in order (the origin reaps its clones, so that their time counts as its children's)."""
-        if self.answered == self.count:
-            self.ended.wait(EXIT_WAIT_S)
-        self.failure = self.failure or WorkerError("the run was stopped")
-        self.ended.set()
-        with self.lock:
-            for server in self.servers:
-                server.kill()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        in order (the origin reaps its clones, so that their time counts as its children's). An interrupt
+        meanwhile (a signal handler raises in this thread) still kills and removes everything."""
+        try:
+            if self.answered == self.count:
+                self.ended.wait(EXIT_WAIT_S)
+        finally:
+            self.failure = self.failure or WorkerError("the run was stopped")
+            self.ended.set()
+            with self.lock:
+                for server in self.servers:
+                    server.kill()
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def start_worker(requests: list[Request], timeout: float, progress=None, jobs: int = 1,
