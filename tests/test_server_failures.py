@@ -144,3 +144,23 @@ def test_a_result_left_half_written_is_removed(tmp_path):
     result = worker_client._outcome(None, {"path": "a.py"}, files, {"code": -signal.SIGKILL}, None)
     assert result["error"].startswith("the traced module was killed by SIGKILL")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_whose_server_died_before_it_started_it_says_so(stand_in, monkeypatch, tmp_path):
+    """``xlalint run``'s server (a stand-in here) dies just before it is handed the run: the run's error says
+    that, not that the run itself was killed."""
+    from xlalint import run_client
+
+    monkeypatch.setattr(run_client, "start_server", lambda module, *args: real_start_server("stand_in_server", *args))
+    real_start = server_client.Server.start
+
+    def dies_first(self, request):
+        kill_and_wait(self.pid)
+        return real_start(self, request)
+
+    monkeypatch.setattr(server_client.Server, "start", dies_first)
+    [request] = stand_in("script.py")
+    with run_client.RunServer([]) as server:
+        result = server.run(request["path"], None, [], 5, 2)
+        assert result == {"error": "the run server ended before it started the run"}
+        assert [name for name in os.listdir(server.work) if not name.startswith("server-")] == []  # its own log

@@ -20,6 +20,7 @@ from typing import Any
 
 from xlalint.child_end import death
 from xlalint.preload_plan import run_preloads
+from xlalint.result_file import aside
 from xlalint.run_scratch import make_scratch, remove_scratch
 from xlalint.server_client import Server, WorkerError, start_server
 
@@ -71,7 +72,7 @@ class RunServer:
             return self._served(request)
         finally:
             remove_scratch(scratch)
-            for path in files.values():
+            for path in [*files.values(), aside(files["result"])]:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
 
@@ -87,7 +88,7 @@ class RunServer:
         if server.start(request) is None:
             stopped = server.stopped()
             server.kill()
-            return {"error": stopped or death(server.exit_code(), request["log"], "the run")}
+            return {"error": stopped or f"the {server.name} ended before it started the run"}
         end, killed = server.finish(request["budget"] + IMPORT_ALLOWANCE_S)
         code = end["code"] if end else (None if killed else server.exit_code())  # not forking: the server ran it
         server.done(end)
