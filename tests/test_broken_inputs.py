@@ -193,3 +193,17 @@ def test_a_file_named_several_ways_is_checked_once_under_its_first_name(tmp_path
     assert sorted((e["path"], e["name"]) for e in report["entries"]) == [("ok.py", "ok"), ("sub/b.py", "in_sub")]
     assert sorted((f["path"], f["line"]) for f in report["findings"]) == [("ok.py", 6), ("sub/b.py", 6)]
     assert code == 1
+
+
+def test_an_xla_failure_while_the_module_runs_at_import_names_the_op_not_tensorflows_preamble(tmp_path):
+    """A script that runs a compiled function at import (a tutorial training at module level): the file's
+    error quotes the compiler's own reason, not the "Graph execution error:" line before it."""
+    script = tmp_path / "trains_at_import.py"
+    script.write_text("import tensorflow as tf\n\n"
+                      "step = tf.function(lambda x: tf.py_function(tf.sort, [x], tf.float32), jit_compile=True)\n"
+                      "step(tf.ones([4]))  # line 4\n")
+    report, code = run_json(str(script), "--device", "cpu")
+    [error] = report["errors"]
+    assert error["message"].startswith("importing the module raised InvalidArgumentError: Detected unsupported "
+                                       "operations when trying to compile graph"), error
+    assert "EagerPyFunc" in error["message"] and error["message"].endswith("(line 4)") and code != 0

@@ -123,9 +123,17 @@ def _entry(candidate, request: Request, recorder, trace: bool) -> EntryRecord:
     return entry
 
 
+# Lines of a TensorFlow runtime error that come before what went wrong (a graph that XLA failed to compile
+# at import, e.g. a script that trains at module level): "Graph execution error:", then per node
+# "Detected at node X defined at (most recent call last):" with its stack or "<stack traces unavailable>".
+_TF_PREAMBLE = ("Graph execution error:", "Detected at node ", "<stack traces unavailable>", "File ")
+
+
 def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else ""
+    """The error's first line that says what went wrong (TensorFlow's preamble skipped)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    telling = [line for line in lines if not line.startswith(_TF_PREAMBLE)]
+    return (telling or lines or [""])[0]
 
 
 def _trace_saved_model(path: str) -> list[EntryRecord]:
