@@ -77,7 +77,7 @@ def hostile() -> None:
             path = Path(tmp, "case.py")
             path.write_text("import tensorflow as tf\n" + line * times, encoding="utf-8")
             start = time.perf_counter()
-            _, _, errors = check_file(str(path), "gpu")
+            _, _, errors = check_file(str(path), "gpu", "auto")
             seconds = time.perf_counter() - start
             outcome = errors[0].message.split(":")[0].split(",")[0] if errors else "scanned"
             print(f"{name:22s} {path.stat().st_size / 1000:5.0f} KB {seconds:7.2f} s   {outcome}")

@@ -4,9 +4,14 @@ TensorFlow itself are in test_autocluster.py."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from graph_builder import SUPPORT, GraphBuilder
+from helpers import json_without_tf, run_json
 from xlalint.autocluster.judge import judge_entry
 from xlalint.autocluster.program import AS_IF_JIT, AUTO_CLUSTERING, JIT_COMPILE, Mode, entry_mode, sites_in
 from xlalint.results import Finding
@@ -143,3 +148,41 @@ def test_every_line_format_names_the_mode_of_an_auto_clustered_entry():
     text = EMITTERS["text"](report)
     assert "  m.py::step: auto-clustering (run.sh:2): runs; 90% under XLA in 2 cluster(s) (9 of 10 ops)" in text
     assert "1 compatible, 1 running under auto-clustering with ops left out of XLA, 0 incompatible" in text
+
+
+UNTRACED_UNDER_AUTO_CLUSTERING = """import tensorflow as tf
+
+tf.config.optimizer.set_jit(True)
+
+
+@tf.function
+def step(x):
+    tf.print("sum", tf.reduce_sum(x))  # line 8
+    return x * 2
+
+
+if __name__ == "__main__":
+    for batch in tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32)).batch(2):
+        step(batch)
+    print("ran")
+"""
+
+
+@pytest.mark.tf
+def test_a_by_name_error_in_an_untraced_function_under_auto_clustering_is_info_in_both_modes(tmp_path):
+    """The function has no signature, so only the source pass sees its tf.print; the program runs it under
+    auto-clustering, where TensorFlow leaves the op out of XLA (run for real, with clustering on the CPU):
+    info in the full and the static mode alike (never less than --static), an error without set_jit."""
+    script = tmp_path / "clustered.py"
+    script.write_text(UNTRACED_UNDER_AUTO_CLUSTERING)
+    real = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_XLA_FLAGS": "--tf_xla_cpu_global_jit", "CUDA_VISIBLE_DEVICES": ""})
+    assert real.returncode == 0 and real.stdout.strip().endswith("ran"), real.stderr[-2000:]
+    plain = tmp_path / "plain.py"
+    plain.write_text(UNTRACED_UNDER_AUTO_CLUSTERING.replace("tf.config.optimizer.set_jit(True)", ""))
+    for run in (lambda *args: run_json(*args, "--no-cache"), lambda *args: json_without_tf("--static", *args)):
+        report, code = run(str(script), str(plain), "--device", "cpu")
+        found = {(f["path"].rsplit("/", 1)[-1], f["code"]): f for f in report["findings"] if f["line"] == 8}
+        clustered, plain_error = found[("clustered.py", "XLA001")], found[("plain.py", "XLA001")]
+        assert clustered["severity"] == "info" and "auto-clustering leaves it out" in clustered["message"]
+        assert plain_error["severity"] == "error" and code == 1

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import libcst
 
-from xlalint.autocluster.judge import judge_entry
+from xlalint.autocluster.judge import judge_entry, judged_by_name
 from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
 from xlalint.checks import RULES
 from xlalint.coverage import auto_jit_sites, count_ops
@@ -93,9 +93,10 @@ def source_findings(path: str, options: Options, entries: Sequence[Mapping[str, 
     if source is None:
         return []  # the file's own error is reported by the traced run; a deeply nested one is only traced
     try:
-        found = scan_source(display_path(path), source, load_table(), options.device, static=entries is not None).findings
+        scan = scan_source(display_path(path), source, load_table(), options.device, static=entries is not None)
     except (libcst.ParserSyntaxError, RecursionError):
         return []
+    found = judged_by_name(scan.findings, scan.functions, path, options.mode, options.device)
     if entries is None:
         return found
     stand_ins = [f for f in found if RULES[f.code].stage != "source"]
@@ -110,7 +111,7 @@ def static_report(paths: list[str], options: Options) -> Report:
     record_sources(report.sources, files)
     report.auto_jit = auto_jit_sites(files)
     produced: list[Produced] = []
-    for entries, findings, errors in check_files(files, options.device):
+    for entries, findings, errors in check_files(files, options.device, options.mode):
         first = len(report.entries)
         report.entries.extend(entries)
         produced += [Produced(f, tuple(first + i for i, e in enumerate(entries) if e.name == f.entry))

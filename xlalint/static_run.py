@@ -9,6 +9,7 @@ from itertools import repeat
 
 import libcst as cst
 
+from xlalint.autocluster.judge import judged_by_name
 from xlalint.files import display_path, is_env_file, is_saved_model, read_source
 from xlalint.results import Entry, FileError, Finding
 from xlalint.selection import PENDING
@@ -20,8 +21,9 @@ RELEVANT = re.compile(r"tensorflow|keras|TF_XLA_FLAGS")  # files without these c
 PARALLEL_FROM = 48  # files; fewer are scanned in this process
 
 
-def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list[FileError]]:
-    """Entries (one per compiled function, verdict pending), findings and errors of one file."""
+def check_file(path: str, device: str, mode: str) -> tuple[list[Entry], list[Finding], list[FileError]]:
+    """Entries (one per compiled function, verdict pending), findings and errors of one file; ``mode`` is
+    ``--mode``, for the XLA mode each function runs in (``judged_by_name``)."""
     shown = display_path(path)
     if is_env_file(path) and not path.endswith(".py"):
         return [], scan_text(path, shown), []
@@ -41,13 +43,14 @@ def check_file(path: str, device: str) -> tuple[list[Entry], list[Finding], list
         return [], [], [FileError(shown, f"syntax error at line {error.raw_line}: {error.message}")]
     except RecursionError:
         return [], [], [FileError(shown, TOO_DEEP)]
-    return [Entry(shown, fn.name, fn.line, PENDING) for fn in scan.functions], scan.findings, []
+    return ([Entry(shown, fn.name, fn.line, PENDING) for fn in scan.functions],
+            judged_by_name(scan.findings, scan.functions, path, mode, device), [])
 
 
-def check_files(files: list[str], device: str) -> list[tuple[list[Entry], list[Finding], list[FileError]]]:
+def check_files(files: list[str], device: str, mode: str) -> list[tuple[list[Entry], list[Finding], list[FileError]]]:
     """``check_file`` of each file, in order; in several processes when there are many."""
     workers = min(os.cpu_count() or 1, 8)
     if len(files) >= PARALLEL_FROM and workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            return list(pool.map(check_file, files, repeat(device), chunksize=16))
-    return [check_file(path, device) for path in files]
+            return list(pool.map(check_file, files, repeat(device), repeat(mode), chunksize=16))
+    return [check_file(path, device, mode) for path in files]

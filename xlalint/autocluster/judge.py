@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from xlalint.autocluster import predict_clusters
-from xlalint.autocluster.program import AUTO_CLUSTERING, Mode
+from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
 from xlalint.files import display_path
 from xlalint.opgraph import OpGraph
 from xlalint.results import Finding
@@ -115,14 +115,39 @@ def share_text(record: dict) -> str:
     return "-" if record["percent"] is None else f"{int(record['percent'])}%"
 
 
-def _left_out(finding: Finding, splitters: list[dict], clusters: list[list[str]]) -> Finding:
-    in_loop = any(_splits_loop_body(s["op_name"], clusters) for s in splitters)
-    message = f"{finding.message}: auto-clustering leaves it out of XLA's clusters and TensorFlow runs it"
-    if in_loop:
-        return replace(finding, severity="warning", hint=LOOP_HINT,
-                       message=f"{message}, inside a loop body it splits on every iteration")
-    return replace(finding, severity="info", message=message,
+LEFT_OUT = ": auto-clustering leaves it out of XLA's clusters and TensorFlow runs it"
+
+
+def runs_outside_xla(finding: Finding) -> Finding:
+    """An error on an op auto-clustering leaves out, as that mode makes it: TensorFlow runs the op (info)."""
+    return replace(finding, severity="info", message=finding.message + LEFT_OUT,
                    hint=f"Nothing breaks under auto-clustering. To compile it too: {finding.hint}")
+
+
+NEVER_CLUSTERED = frozenset({"XLA001", "XLA002"})  # no XLA kernel for the op (or its dtype): never in a cluster
+
+
+def judged_by_name(findings: list[Finding], functions: list, path: str, forced: str, device: str) -> list[Finding]:
+    """The source pass's findings of ``path`` in the light of the mode each compiled function (``functions``,
+    ``source_scan.CompiledFunction``) runs in: a by-API-name error on an op that auto-clustering never
+    clusters, in functions that all run under it, is ``info`` (TensorFlow runs the op), as for a traced entry."""
+    jit = {function.name: function.jit_compile for function in functions}
+    modes: dict[str, str] = {}
+
+    def clustered(name: str) -> bool:
+        if name not in modes:
+            modes[name] = entry_mode(path, True if jit.get(name) else None, forced, device).name
+        return modes[name] == AUTO_CLUSTERING
+
+    return [runs_outside_xla(f) if f.severity == "error" and f.code in NEVER_CLUSTERED and f.all_entries
+            and all(map(clustered, f.all_entries)) else f for f in findings]
+
+
+def _left_out(finding: Finding, splitters: list[dict], clusters: list[list[str]]) -> Finding:
+    if any(_splits_loop_body(s["op_name"], clusters) for s in splitters):
+        return replace(finding, severity="warning", hint=LOOP_HINT,
+                       message=f"{finding.message}{LEFT_OUT}, inside a loop body it splits on every iteration")
+    return runs_outside_xla(finding)
 
 
 def _splits_loop_body(op_name: str, clusters: list[list[str]]) -> bool:
