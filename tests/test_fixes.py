@@ -132,6 +132,7 @@ def test_split_suggestion_for_jit_compile_functions():
     assert split_suggestion(source, 8, {10}) == (
         "split the function: keep line 9 compiled, then run line 10 without XLA, then keep lines 11-12 compiled")
     assert split_suggestion(source, 8, {9, 10, 11, 12}) is None
+    assert split_suggestion(source, 8, {3}) is None  # a blocker in a helper it calls: no statement to name
     report, _ = run_json("fixtures/jit_split.py", "--device", "cpu")
     (finding,) = [f for f in report["findings"] if f["code"] == "XLA001"]
     assert finding["line"] == 10 and "run line 10 without XLA" in finding["hint"]

@@ -50,6 +50,8 @@ def split_suggestion(source: str, def_line: int, blocker_lines: set[int], shift:
             runs.append([blocked, first, last])
     if all(blocked for blocked, _, _ in runs):
         return None  # every statement holds a blocker: drop jit_compile instead
+    if not any(blocked for blocked, _, _ in runs):
+        return None  # the blockers sit in functions it calls: which of its lines reach them is not known here
     parts = [f"{'run' if blocked else 'keep'} {_lines(first - shift, last - shift)} "
              f"{'without XLA' if blocked else 'compiled'}" for blocked, first, last in runs]
     return "split the function: " + ", then ".join(parts)
