@@ -58,10 +58,10 @@ def test_a_covered_model_is_no_entry_and_its_keras_finding_is_said_as_before(tmp
 
 def test_a_covered_model_counts_as_reached_for_the_never_less_than_static_pass(tmp_path):
     """Its name is reached through the entry that covers it, so its lines get no "not traced" stand-ins."""
-    from xlalint.static_fallback import _reached
+    from xlalint.static_fallback import reached
 
     path = str(tmp_path / "model.py")
     step = _step(path)
     step["covers"] = [_covered_model(path)]
-    names, _ = _reached([step])
+    names, _ = reached([step])
     assert {"step", "model"} <= names

@@ -19,6 +19,8 @@ import pytest
 from helpers import REPO, alive
 from xlalint.backend.fork_server import FORK_SAFE
 from xlalint.run_client import RunServer, run_script
+from xlalint.run_report import run_report
+from xlalint.settings import Options
 
 pytestmark = pytest.mark.tf  # each server imports TensorFlow
 forking = pytest.mark.skipif(not FORK_SAFE, reason="runs share a server only where it forks (Linux)")
@@ -57,6 +59,21 @@ KERAS_STEP = """
     for _ in range(3):
         train_step(tf.ones([4, 3]), tf.zeros([4, 2]))
 """
+NESTED = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def scale(x):
+        return x * 2.0
+
+
+    def step(x):
+        return tf.reduce_sum(scale(x))
+
+
+    print(float(tf.function(step, jit_compile=True)(tf.ones([4]))))
+"""
 UNKNOWN_FLAG = "--xlalint_no_such_flag"
 SCRIPTS = {
     "first.py": STEP,
@@ -70,6 +87,7 @@ SCRIPTS = {
                     + textwrap.indent(textwrap.dedent(STEP), "    "),
     # counts its traces in the file XLALINT_TRACES names
     "keras_step.py": KERAS_STEP,
+    "nested.py": NESTED,
 }
 PRELOADED = "sets_at_import"  # a library the server preloads (as it would transformers)
 
@@ -186,3 +204,8 @@ def test_a_signal_stops_the_run_its_server_and_what_the_script_started(tmp_path)
     assert json.loads(out)["interrupted"] == "SIGTERM"
     time.sleep(0.5)  # SIGKILLed orphans are reaped by init
     assert [pid for pid in started if alive(pid)] == []
+
+
+def test_a_tf_function_called_only_inside_a_captured_one_is_checked_there_not_listed_as_never_called(forked, project):
+    report = run_report(forked["nested.py"], str(project / "nested.py"), Options(device="cpu"))
+    assert [(entry.name, entry.verdict) for entry in report.entries] == [("step", "compatible")]

@@ -21,6 +21,7 @@ from xlalint.notebooks import in_cells, place_of
 from xlalint.results import Entry, FileError, Related, Report, one_per_place, place
 from xlalint.selection import Produced, select
 from xlalint.settings import Options
+from xlalint.static_fallback import reached
 from xlalint.specs import signature_text
 from xlalint.suppressions import SuppressionIndex
 from xlalint.support import load_support
@@ -124,9 +125,10 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     produced += map(Produced, source_findings(os.path.abspath(script), options))
     report.findings = in_cells(one_per_place(select(report, produced, options, suppressions)))
     report.sources = {os.path.abspath(f.path): _digest(f.path) for f in report.findings if f.fix}
-    reached = {(r["path"], r["line"]) for r in records}
+    captured = {(r["path"], r["line"]) for r in records}
+    called_inside, _ = reached(records)  # also the tf.functions a captured graph calls
     for name, line in defined_tf_functions(script):
-        if (os.path.realpath(script), line) not in reached:
+        if (os.path.realpath(script), line) not in captured and name not in called_inside:
             report.entries.append(Entry(display_path(script), name, line, "unknown",
                                         "never called before the run stopped"))
     if not records and stop["kind"] in ("error", "exit", "network"):

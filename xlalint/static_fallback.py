@@ -19,7 +19,7 @@ HOW_TO_TRACE = (" Not traced, so found by API name only: to check it fully, give
                 "script with `xlalint run`.")
 
 
-def _reached(entries: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[tuple[str, int]]]:
+def reached(entries: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[tuple[str, int]]]:
     """Names of the traced entries and of the tf.functions their graphs call; the user lines their ops came from."""
     names: set[str] = set()
     lines: set[tuple[str, int]] = set()
@@ -40,7 +40,7 @@ def _reached(entries: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[tuple[
 
 def untraced(static: list[Finding], entries: Sequence[Mapping[str, Any]], traced: list[Finding]) -> list[Finding]:
     """The ``static`` findings of one file at places no traced entry reached, with how to check them fully."""
-    names, places = _reached(entries)
+    names, places = reached(entries)
     places |= {(os.path.realpath(f.path), f.line) for f in traced}
     kept = []
     for finding in static:
