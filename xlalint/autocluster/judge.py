@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from xlalint.autocluster import predict_clusters
 from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
+from xlalint.checks import RULES
 from xlalint.files import display_path
 from xlalint.opgraph import OpGraph
 from xlalint.results import Finding
@@ -124,9 +125,6 @@ def runs_outside_xla(finding: Finding) -> Finding:
                    hint=f"Nothing breaks under auto-clustering. To compile it too: {finding.hint}")
 
 
-NEVER_CLUSTERED = frozenset({"XLA001", "XLA002"})  # no XLA kernel for the op (or its dtype): never in a cluster
-
-
 def judged_by_name(findings: list[Finding], functions: list, path: str, forced: str, device: str) -> list[Finding]:
     """The source pass's findings of ``path`` in the light of the mode each compiled function (``functions``,
     ``source_scan.CompiledFunction``) runs in: a by-API-name error on an op that auto-clustering never
@@ -139,7 +137,7 @@ def judged_by_name(findings: list[Finding], functions: list, path: str, forced: 
             modes[name] = entry_mode(path, True if jit.get(name) else None, forced, device).name
         return modes[name] == AUTO_CLUSTERING
 
-    return [runs_outside_xla(f) if f.severity == "error" and f.code in NEVER_CLUSTERED and f.all_entries
+    return [runs_outside_xla(f) if f.severity == "error" and RULES[f.code].never_clustered and f.all_entries
             and all(map(clustered, f.all_entries)) else f for f in findings]
 
 

@@ -157,6 +157,7 @@ class Rule:
     disables_xla: bool = False  # its findings say the framework runs the entry without XLA (coverage)
     said_when_off: bool = False  # its findings stand for an entry Keras keeps off XLA (its other findings do not)
     run_only: bool = False  # only `xlalint run` sees it (RunContext.captured): its examples are scripts to run
+    never_clustered: bool = False  # the op it flags has no XLA kernel here: auto-clustering always leaves it out
 
     def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
                 node: dict | None = None, fixable: bool = False, related: tuple = ()) -> Finding:

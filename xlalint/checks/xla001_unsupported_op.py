@@ -135,6 +135,6 @@ def _wrap_in_jit_scope(statement: cst.SimpleStatementLine, ancestors: tuple) -> 
 
 # Offered under auto-clustering only (Hit.fixable): jit_compile=True has no way to leave an op out.
 RULE = Rule("XLA001", "unsupported-op", "error", "The op has no XLA kernel on the target device.", check=check,
-            check_source=check_source,
+            check_source=check_source, never_clustered=True,
             fix=Fix("jit-scope", "safe", "wrap the statement in jit_scope(compile_ops=False)",
                     node_edit=NodeEdit(cst.SimpleStatementLine, _wrap_in_jit_scope)))

@@ -88,4 +88,4 @@ def _string_specs(index: Index, decorator, fn: Def):
 
 
 RULE = Rule("XLA002", "unsupported-dtype", "error", "The op's XLA kernel does not accept this dtype.",
-            check=check, check_source=check_source)
+            check=check, check_source=check_source, never_clustered=True)
