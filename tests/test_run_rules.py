@@ -23,6 +23,7 @@ pytestmark = pytest.mark.tf  # each run imports TensorFlow in its own process
 RUN_RULES = sorted(code for code, rule in RULES.items() if rule.run_only)
 SCENARIO = "needs_real_values"
 FIT = "fit_partial_batch"  # XLA108 under Keras fit
+LOOP = "retraced_in_dataset_loop"  # XLA109 from a value of a tf.data loop
 # the function each example prints "tracing NAME" for
 TRACED = {"XLA108": "train_step", "XLA109": "encode", "XLA110": "update"}
 
@@ -40,10 +41,10 @@ def runs(tmp_path_factory):
     for code in RUN_RULES:
         for kind in ("bad", "good"):
             shutil.copy(REPO / "rules" / code / f"{kind}.py", folder / f"{code}_{kind}.py")
-    for name in (SCENARIO, FIT):
+    for name in (SCENARIO, FIT, LOOP):
         shutil.copy(TESTS / "data" / "run" / f"{name}.py", folder)
     truth_file = folder / "truth.json"
-    scripts = [f"{code}_{kind}" for code in RUN_RULES for kind in ("bad", "good")] + [SCENARIO, FIT]
+    scripts = [f"{code}_{kind}" for code in RUN_RULES for kind in ("bad", "good")] + [SCENARIO, FIT, LOOP]
     truth = subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(folder), "--builds",
                               *scripts], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -51,6 +52,7 @@ def runs(tmp_path_factory):
     started["fake"] = _xlalint_run(folder, f"{SCENARIO}.py")
     started["first_step"] = _xlalint_run(folder, f"{SCENARIO}.py", "--first-step")
     started[FIT] = _xlalint_run(folder, f"{FIT}.py")
+    started[LOOP] = _xlalint_run(folder, f"{LOOP}.py")
     reports = {}
     try:
         for name, process in started.items():
@@ -69,6 +71,15 @@ def test_each_run_rule_is_reported_at_its_marked_line(runs, code):
     report = runs[1][code]
     marks = {line for c, line in expected(REPO / "rules" / code / "bad.py") if c == code}
     assert {f["line"] for f in report["findings"] if f["code"] == code} == marks, report["findings"]
+
+
+def test_a_step_retraced_by_a_value_of_a_dataset_loop_is_seen_past_the_loops_first_batch(runs):
+    """The real program traces and compiles the step once per batch; the run goes on past the loop's first
+    batch while each batch traces again, and says so at the def (XLA109)."""
+    truth = runs[0][LOOP]
+    assert truth["ok"] and truth["traced"]["step"] == 5 == truth["xla_builds"], truth
+    marks = {line for code, line in expected(TESTS / "data" / "run" / f"{LOOP}.py") if code == "XLA109"}
+    assert {f["line"] for f in runs[1][LOOP]["findings"] if f["code"] == "XLA109"} == marks == {10}
 
 
 @pytest.mark.parametrize("code", sorted(TRACED))

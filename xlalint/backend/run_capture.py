@@ -7,7 +7,9 @@ and shapes: nothing is compiled and nothing trains (with ``first_step``: by the 
 eagerly, without XLA). A ``jit_compile`` function called inside the trace of one without it (the
 step a distribution strategy's ``strategy.run`` calls per replica, say) is compiled on its own by
 the real program: it is captured too, from that trace. A ``for`` loop over a dataset (a distributed
-one too) ends once a captured function consumed one of its elements. The run stops (``RunStop``)
+one too) ends once the captured calls since its last element traced nothing new: one more element
+after a new trace, so that a step a value from the loop makes trace again is seen retracing (up to
+``HELD_TRACES``); the calls of that element do not count as calls that traced nothing. The run stops (``RunStop``)
 once the functions already captured were called again ``patience`` times with nothing new traced.
 
 Each record also keeps what only a run shows (the run rules read it): the arguments of each trace
@@ -127,8 +129,11 @@ class Capture:
         self._concrete: dict = {}  # (key, signature) -> concrete function
         self.calls = 0  # answered calls of captured functions
         self.since_new = 0  # of those, since the last new trace
+        self.new_traces = 0  # traces that hold the run (a function's first HELD_TRACES)
+        self._probing = False  # the element a dataset loop gave after a new trace: its calls look for a retrace
         self.last_site: list | None = None
-        self._dataset_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # iterator -> self.calls when it last yielded
+        # iterator -> (self.calls, self.new_traces) when it last yielded
+        self._dataset_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._tracing: list[bool] = []  # the jit_compile setting of each function being traced, innermost last
         self._set_jit_at: list | None = None  # [file, line] of the set_jit call that turned auto-clustering on
 
@@ -194,7 +199,9 @@ class Capture:
             self._concrete[(key, signature)] = self._trace(function, args, kwargs, key, where, site, arguments)
         concrete = self._concrete[(key, signature)]
         record = self._by_key[key]
-        self.since_new = 0 if traced and record["traces"] <= HELD_TRACES else self.since_new + 1
+        held = traced and record["traces"] <= HELD_TRACES
+        self.since_new = 0 if held else self.since_new + (not self._probing)
+        self.new_traces += held
         self._note(record, function, args, kwargs, counted)
         record["calls"] += 1
         self.calls += 1
@@ -308,11 +315,13 @@ class Capture:
                 "cpu_global_jit": CPU_GLOBAL_JIT.search(flags) is not None}
 
     def _on_next(self, iterator, original):
-        """End a dataset loop once a captured function consumed one of its elements."""
+        """End a dataset loop once captured functions consumed its last element and traced nothing new."""
         seen = self._dataset_at.get(iterator)
-        if seen is not None and self.calls > seen:
+        consumed = seen is not None and self.calls > seen[0]
+        if seen is not None and consumed and self.new_traces == seen[1]:
             raise StopIteration
+        self._probing = consumed
         value = original(iterator)
-        self._dataset_at[iterator] = self.calls
+        self._dataset_at[iterator] = (self.calls, self.new_traces)
         self.batches.gave(iterator, value)
         return value
