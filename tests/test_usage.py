@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
-from helpers import REPO, run_without_tf, run_xlalint
-from xlalint.cli import _check_parser, _verify_alone
+from helpers import REPO, no_tf_path, repo_env, run_without_tf, run_xlalint
+from xlalint.cli import EXIT_READER_GONE, _check_parser, _verify_alone, main
 
 MODEL = ("import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\n"
          "def f(x):\n    return x\n")
@@ -120,3 +123,24 @@ def test_the_jobs_setting_defaults_to_the_usable_cores():
     assert settings.options(settings.merge({"jobs": None}, {})).jobs == usable
     assert settings.Options().jobs == usable
     assert f"may run on (default: {usable};" in " ".join(_check_parser().format_help().split())
+
+
+def test_a_report_piped_to_a_reader_that_leaves_ends_quietly():
+    """``xlalint ... | head``: the reader closes the pipe after a few bytes; no traceback, the exit a shell
+    shows for SIGPIPE."""
+    run = subprocess.Popen([sys.executable, "-m", "xlalint", "--static", "rules", "fixtures", "--format", "json"],
+                           cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=repo_env({"PYTHONPATH": no_tf_path()}))
+    assert run.stdout.read(10)
+    run.stdout.close()  # as head does once it has its lines
+    err = run.stderr.read().decode()
+    assert run.wait(timeout=300) == EXIT_READER_GONE and "Traceback" not in err, err
+
+
+def test_the_command_line_leaves_sigpipe_as_python_sets_it(tmp_path, capsys):
+    """Ignored: a write to a server that died is a BrokenPipeError xlalint handles, never the end of the
+    process that called ``main`` (a test process, a pre-commit hook's)."""
+    before = signal.getsignal(signal.SIGPIPE)
+    (tmp_path / "m.py").write_text(MODEL)
+    main(["--static", str(tmp_path / "m.py")])
+    assert signal.getsignal(signal.SIGPIPE) == before == signal.SIG_IGN

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
+import select
 import sys
 from pathlib import Path
 
@@ -110,10 +110,32 @@ def _options(args, parser) -> tuple[list[str], Options]:
     return paths, run
 
 
+EXIT_READER_GONE = 141  # what a shell shows for a writer that SIGPIPE ended (128 + 13)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `xlalint ... | head` ends quietly
+    """The command line. ``xlalint ... | head`` ends quietly once the reader is gone; SIGPIPE keeps Python's
+    setting (ignored), so that a write to a server that died is an error xlalint handles, not its end."""
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        if not reader_gone(sys.stdout):
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit must not fail again
+        return EXIT_READER_GONE
+
+
+def reader_gone(stream) -> bool:
+    """Whether ``stream`` is a pipe whose reading end is closed (``poll`` reports an error on it)."""
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll here, or no descriptor
+        return False
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] == "ops" and not os.path.exists("ops"):
         return _ops_main(argv[1:])
     if argv and argv[0] == "doctor" and not os.path.exists("doctor"):
