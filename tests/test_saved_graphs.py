@@ -75,3 +75,18 @@ def test_saved_graph_analysis_never_imports_tensorflow():
             "assert 'tensorflow' not in sys.modules")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_where_made_by_boolean_mask_is_named_and_placed_as_the_mask(monkeypatch):
+    """tf.boolean_mask and tf.where both lower to Where: the op's name scope tells which one the line
+    calls, for the message and for the column (the mask's call, not the first call on the line)."""
+    monkeypatch.chdir(REPO)
+    lines = (REPO / "rules/XLA103/bad.py").read_text().splitlines()
+    found = {}
+    for entry, api in (("masked_mean_loss", "tf.boolean_mask"), ("positive_scores", "tf.where")):
+        saved = json.loads((REPO / f"fixtures/graphs/rules__XLA103__bad.{entry}.json").read_text())
+        [finding] = [f for f in findings_for_traced_entry(saved, saved["path"], saved["tensorflow"],
+                                                          Options(device="cpu")) if f.code == "XLA103"]
+        found[entry] = (finding.message.split(" has ")[0], finding.col)
+        assert finding.col == lines[finding.line - 1].index(api) + 1, (entry, finding)
+    assert found == {"masked_mean_loss": ("`tf.boolean_mask` (Where)", 27), "positive_scores": ("`tf.where` (Where)", 15)}

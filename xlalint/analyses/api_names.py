@@ -42,6 +42,26 @@ API_OF_OP = {
 }
 
 
+# Public APIs that make an op another API is named for: the op's name scope tells which the user called
+# (tf.boolean_mask builds its Where under "boolean_mask/").
+SCOPED_APIS = {("Where", "boolean_mask"): "tf.boolean_mask"}
+
+
+def api_of(node: dict) -> str | None:
+    """The public API the user called for ``node``: by its name scope where that tells, else by its op type."""
+    scopes = node["name"].split("/")[:-1]
+    for (op_type, scope), api in SCOPED_APIS.items():
+        if node["type"] == op_type and scope in scopes:
+            return api
+    return API_OF_OP.get(node["type"])
+
+
+def describe_node(node: dict) -> str:
+    """``describe`` of the node's own API: ``"`tf.boolean_mask` (Where)"`` for the Where a mask made."""
+    api = api_of(node)
+    return f"`{api}` ({node['type']})" if api else f"`{node['type']}`"
+
+
 def describe(op_type: str) -> str:
     """``"`tf.print` (PrintV2)"`` when the API is known, else ``"`PrintV2`"``."""
     api = API_OF_OP.get(op_type)

@@ -6,7 +6,7 @@ data-dependent output shape (``check_source``).
 
 from __future__ import annotations
 
-from xlalint.analyses.api_names import call_name, describe
+from xlalint.analyses.api_names import api_of, call_name, describe_node
 from xlalint.analyses.data_dependent import DATA_DEPENDENT, dynamic_size_ops
 from xlalint.checks.base import BY_API_NAME, Context, Hit, Pending, Rule, SourceContext
 from xlalint.opgraph import OpGraph
@@ -18,11 +18,11 @@ def check(graph: OpGraph, ctx: Context):
     for node in dynamic_size_ops(graph, ctx.support, ctx.device):
         yield Hit(
             "XLA103",
-            f"{describe(node['type'])} has a data-dependent output shape: XLA pads it to an upper bound, "
+            f"{describe_node(node)} has a data-dependent output shape: XLA pads it to an upper bound, "
             "and ops after it that need a static shape can fail or be slow",
             "Prefer fixed-size forms: a mask multiply or the 3-argument tf.where instead of "
             "tf.boolean_mask/tf.where(cond), padded variants of unique/NMS, tf.gather with fixed indices.",
-            node=node["id"], api=call_name(node["type"]),
+            node=node["id"], api=(api_of(node) or call_name(node["type"])).rsplit(".", 1)[-1],
         )
 
 
