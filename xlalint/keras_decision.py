@@ -18,7 +18,8 @@ def decision(raw: EntryRecord, device: str) -> dict[str, Any] | None:
     keras = raw.get("keras")
     if not keras:
         return None
-    model = raw.get("model") or (raw["name"][: -len(FIT_SUFFIX)] if raw.get("kind") == "keras-fit" else raw["name"])
+    model = {"keras-fit": raw["name"][: -len(FIT_SUFFIX)],  # a checked file's MODEL.fit
+             "keras-step": raw["name"].rpartition(".")[0]}.get(raw.get("kind", ""), raw["name"])  # a run's Class.step
     return {"model": model, "requested": keras["requested"], "compile": keras.get("compile"),
             **keras["devices"][device]}
 

@@ -58,19 +58,22 @@ def api_of(node: dict) -> str | None:
 
 def describe_node(node: dict) -> str:
     """``describe`` of the node's own API: ``"`tf.boolean_mask` (Where)"`` for the Where a mask made."""
-    api = api_of(node)
-    return f"`{api}` ({node['type']})" if api else f"`{node['type']}`"
+    return _described(api_of(node), node["type"])
 
 
 def describe(op_type: str) -> str:
     """``"`tf.print` (PrintV2)"`` when the API is known, else ``"`PrintV2`"``."""
-    api = API_OF_OP.get(op_type)
+    return _described(API_OF_OP.get(op_type), op_type)
+
+
+def _described(api: str | None, op_type: str) -> str:
     return f"`{api}` ({op_type})" if api else f"`{op_type}`"
 
 
-def call_name(op_type: str) -> str:
-    """The name the user's call ends with: ``numpy_function`` for PyFunc, ``gather`` for GatherV2."""
-    api = API_OF_OP.get(op_type)
+def call_name(op_type: str, api: str | None = None) -> str:
+    """The name the user's call ends with: ``numpy_function`` for PyFunc, ``gather`` for GatherV2 (``api``:
+    the node's own, ``api_of``, where it is known)."""
+    api = api or API_OF_OP.get(op_type)
     if api:
         return api.rsplit(".", 1)[-1]
     return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"V\d+$", "", op_type)).lower()

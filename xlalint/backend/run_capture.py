@@ -9,8 +9,8 @@ step a distribution strategy's ``strategy.run`` calls per replica, say) is compi
 the real program: it is captured too, from that trace. A ``for`` loop over a dataset (a distributed
 one too) ends once the captured calls since its last element traced nothing new: one more element
 after a new trace, so that a step a value from the loop makes trace again is seen retracing (up to
-``HELD_TRACES``); the calls of that element do not count as calls that traced nothing. The run stops (``RunStop``)
-once the functions already captured were called again ``patience`` times with nothing new traced.
+``HELD_TRACES``); the calls of that element do not count as calls that traced nothing. The run stops
+(``RunStop``) once the functions already captured were called again ``patience`` times with nothing new traced.
 
 Each record also keeps what only a run shows (the run rules read it): the arguments of each trace
 (``trace_args``), how many ``tf.function`` objects of one definition were called (``functions``,
@@ -250,8 +250,8 @@ class Capture:
         path, line = (where["path"], where["line"]) if where["path"] else (call or [None, 1])[:2]
         record = {**entry_record(where["name"], line, where["kind"], run_hooks.jit_compile(function), []),
                   "path": path, "call": call, "traces": 1, "calls": 0, "trace_args": [arguments], "functions": 0,
-                  "made_at": [], "batches": [], "dataset_specs": [], "variables": [], "unliftable": None, "auto_jit": self._auto_jit(),
-                  **{field: where[field] for field in ("model", "keras") if field in where}}
+                  "made_at": [], "batches": [], "dataset_specs": [], "variables": [], "unliftable": None,
+                  "auto_jit": self._auto_jit(), **({"keras": where["keras"]} if "keras" in where else {})}
         self._by_key[key] = record
         self.records.append(record)
         started = time.perf_counter()
@@ -316,11 +316,10 @@ class Capture:
 
     def _on_next(self, iterator, original):
         """End a dataset loop once captured functions consumed its last element and traced nothing new."""
-        seen = self._dataset_at.get(iterator)
-        consumed = seen is not None and self.calls > seen[0]
-        if seen is not None and consumed and self.new_traces == seen[1]:
+        calls, traces = self._dataset_at.get(iterator, (self.calls, None))  # a new loop has consumed nothing
+        if self.calls > calls and self.new_traces == traces:
             raise StopIteration
-        self._probing = consumed
+        self._probing = self.calls > calls
         value = original(iterator)
         self._dataset_at[iterator] = (self.calls, self.new_traces)
         self.batches.gave(iterator, value)

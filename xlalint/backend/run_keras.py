@@ -38,8 +38,7 @@ def _where(capture, model, step) -> dict:
     source = inspect.getsourcefile(method) if inspect.isfunction(method) else None
     recorder = capture.recorder
     where: dict = {"path": None, "line": None, "name": f"{type(model).__name__}.{step.__name__}",
-                   "kind": "keras-step", "model": type(model).__name__,
-                   "keras": jit_decisions(model, recorder.compiled, recorder.site_of)}
+                   "kind": "keras-step", "keras": jit_decisions(model, recorder.compiled, recorder.site_of)}
     if source and is_user_file(source):
         where.update(path=os.path.realpath(source), line=inspect.getsourcelines(method)[1])
     return where

@@ -126,7 +126,7 @@ def _entry(candidate, request: Request, recorder, trace: bool) -> EntryRecord:
 # Lines of a TensorFlow runtime error that come before what went wrong (a graph that XLA failed to compile
 # at import, e.g. a script that trains at module level): "Graph execution error:", then per node
 # "Detected at node X defined at (most recent call last):" with its stack or "<stack traces unavailable>".
-_TF_PREAMBLE = ("Graph execution error:", "Detected at node ", "<stack traces unavailable>", "File ")
+_TF_PREAMBLE = ("Graph execution error:", "Detected at node ", "<stack traces unavailable>", 'File "')
 
 
 def _first_line(error: BaseException) -> str:

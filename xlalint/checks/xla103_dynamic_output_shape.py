@@ -22,7 +22,7 @@ def check(graph: OpGraph, ctx: Context):
             "and ops after it that need a static shape can fail or be slow",
             "Prefer fixed-size forms: a mask multiply or the 3-argument tf.where instead of "
             "tf.boolean_mask/tf.where(cond), padded variants of unique/NMS, tf.gather with fixed indices.",
-            node=node["id"], api=(api_of(node) or call_name(node["type"])).rsplit(".", 1)[-1],
+            node=node["id"], api=call_name(node["type"], api_of(node)),
         )
 
 
