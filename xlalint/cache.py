@@ -68,12 +68,11 @@ def _read_entry(text: str) -> dict | None:
     if not text.startswith(_DEPS):
         return None
     deps, end = json.JSONDecoder().raw_decode(text, len(_DEPS))
-    digest_at = end + len(_CHECKSUM)
-    result_at = digest_at + 64 + len(_RESULT)
-    if (text[end:digest_at] != _CHECKSUM or text[result_at - len(_RESULT):result_at] != _RESULT
-            or not text.endswith("}") or text[digest_at:digest_at + 64] != _checksum(text[result_at:-1])):
+    digest, found, result_text = text[end + len(_CHECKSUM):].partition(_RESULT)  # a digest holds no quote
+    if (not text.startswith(_CHECKSUM, end) or not found or not result_text.endswith("}")
+            or digest != _checksum(result_text[:-1])):
         return None
-    return {"deps": deps, "result": json.loads(text[result_at:-1])}
+    return {"deps": deps, "result": json.loads(result_text[:-1])}
 
 
 def _valid(stored: dict, path: str) -> bool:
