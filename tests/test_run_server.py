@@ -74,6 +74,20 @@ NESTED = """
 
     print(float(tf.function(step, jit_compile=True)(tf.ones([4]))))
 """
+ENDLESS_AFTER_A_LOOP = """
+    import tensorflow as tf
+
+
+    @tf.function(jit_compile=True)
+    def step(x):
+        return x * 2.0
+
+
+    for x in tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32)):
+        step(x)
+    while True:  # nothing new is traced any more: the run stops after --patience calls, not at its budget
+        step(tf.constant(1.0))
+"""
 UNKNOWN_FLAG = "--xlalint_no_such_flag"
 SCRIPTS = {
     "first.py": STEP,
@@ -88,6 +102,7 @@ SCRIPTS = {
     # counts its traces in the file XLALINT_TRACES names
     "keras_step.py": KERAS_STEP,
     "nested.py": NESTED,
+    "endless_after_a_loop.py": ENDLESS_AFTER_A_LOOP,
 }
 PRELOADED = "sets_at_import"  # a library the server preloads (as it would transformers)
 
@@ -209,3 +224,9 @@ def test_a_signal_stops_the_run_its_server_and_what_the_script_started(tmp_path)
 def test_a_tf_function_called_only_inside_a_captured_one_is_checked_there_not_listed_as_never_called(forked, project):
     report = run_report(forked["nested.py"], str(project / "nested.py"), Options(device="cpu"))
     assert [(entry.name, entry.verdict) for entry in report.entries] == [("step", "compatible")]
+
+
+def test_calls_after_a_dataset_loop_that_ended_on_its_second_element_count_towards_patience(forked):
+    """The loop's second element looked for a retrace; once the loop has ended, calls that trace nothing
+    new count again, and the endless loop after it is stopped by --patience."""
+    assert _captured(forked["endless_after_a_loop.py"]) == [("step", True, "captured")]

@@ -86,9 +86,9 @@ class RunServer:
         server = self.server
         assert server is not None  # kept by start_server
         if server.start(request) is None:
-            stopped = server.stopped()
+            stopped = server.stopped("the run")
             server.kill()
-            return {"error": stopped or f"the {server.name} ended before it started the run"}
+            return {"error": stopped}
         end, killed = server.finish(request["budget"] + IMPORT_ALLOWANCE_S)
         code = end["code"] if end else (None if killed else server.exit_code())  # not forking: the server ran it
         server.done(end)

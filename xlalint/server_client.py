@@ -256,10 +256,11 @@ class Server:
             self.kill()
         self.child = None
 
-    def stopped(self) -> str | None:
-        """Why a server that did not start a request's child is no use (None: it exited)."""
+    def stopped(self, request: str | None = None) -> str | None:
+        """Why a server that did not start a request's child is no use; where it exited, None, or given what the
+        ``request`` was ("the file"), that it ended before it started it."""
         if not self.alive:
-            return None
+            return request and f"the {self.name} ended before it started {request}"
         return (f"the {self.name} exceeded the memory limit of {self.max_memory_mb} MB (see --max-memory)"
                 if self.channel.over_memory else f"the {self.name} stopped answering")
 

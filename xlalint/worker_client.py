@@ -40,13 +40,13 @@ class WorkerResult:
 
 def _check(server: Server, workdir: str, request: Request, number: int, timeout: float,
            progress) -> tuple[FileResult, bool]:
-    """One file's result from ``server``, and whether the server started the file; every failure (crash, exit,
-    timeout, memory) becomes its ``error``."""
+    """One file's result from ``server``, and whether the server ended before it started the file (another
+    server may check it); every failure (crash, exit, timeout, memory) becomes its ``error``."""
     files = {"result": os.path.join(workdir, f"{number}.result"), "log": os.path.join(workdir, f"{number}.log")}
     if server.start({**request, **files}) is None:  # a server that does not start the file is replaced
-        why = server.stopped() or f"the {server.name} ended before it started the file"
+        ended, why = not server.alive, server.stopped("the file")
         server.kill()
-        return _outcome(server, request, files, None, why), False
+        return _outcome(server, request, files, None, why), ended
     if progress:
         progress(request["path"])
     end, killed = server.finish(timeout)
@@ -56,7 +56,7 @@ def _check(server: Server, workdir: str, request: Request, number: int, timeout:
                "timeout": f"timed out after {timeout:g}s while importing or tracing (see --timeout)"}[killed]
     result = _outcome(server, request, files, end, stopped)
     server.done(end)
-    return result, True
+    return result, False
 
 
 def _outcome(server: Server, request: Request, files: dict, end: dict | None, stopped: str | None) -> FileResult:
@@ -113,8 +113,8 @@ class Tracing:
                     return
                 if server is None or not server.alive:
                     server = self._start()
-                result, started = _check(server, self.workdir, request, number, self.timeout, self.progress)
-                if not started and number not in self.retried:  # it died since `alive`: another server checks it
+                result, ended = _check(server, self.workdir, request, number, self.timeout, self.progress)
+                if ended and number not in self.retried:  # it died since `alive`: another server checks it
                     self.retried.add(number)
                     self.todo.put((number, request))
                     continue
@@ -165,16 +165,14 @@ class Tracing:
     def _clone(self) -> Server | None:
         """A clone of the origin (started first, or again once it is dead; ``start_server`` never returns a
         forking server whose preloads started threads); None, and no more cloning in this run, when this
-        process cannot make one though the origin is fine."""
+        process cannot make one."""
         if self.origin is None or not self.origin.alive:
             if self.origin is not None:
                 self.origin.kill()
             self.origin = self._fresh()
         try:
             return self.origin.clone(self.workdir)
-        except CloneFailed:
-            if not self.origin.alive:
-                raise
+        except CloneFailed:  # a reason of this process's (no FIFOs here): fresh servers still work
             self.cloning = False
             return None
 

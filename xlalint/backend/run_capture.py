@@ -317,10 +317,11 @@ class Capture:
     def _on_next(self, iterator, original):
         """End a dataset loop once captured functions consumed its last element and traced nothing new."""
         calls, traces = self._dataset_at.get(iterator, (self.calls, None))  # a new loop has consumed nothing
+        self._probing = False  # also when the loop ends here, or its data runs out
         if self.calls > calls and self.new_traces == traces:
             raise StopIteration
-        self._probing = self.calls > calls
         value = original(iterator)
+        self._probing = self.calls > calls
         self._dataset_at[iterator] = (self.calls, self.new_traces)
         self.batches.gave(iterator, value)
         return value
