@@ -139,8 +139,8 @@ def test_a_keras_step_sits_at_the_users_train_step_or_else_at_the_call(runs):
 
 def test_a_keras_step_follows_what_keras_itself_decides(runs):
     """Keras turns ``jit_compile=True`` off for a model with a layer that does not support XLA (the script, run
-    for real, prints what Keras decided): the run's entry runs without XLA, says why at the compile call
-    (XLA303), and is not offered ``jit_compile=True`` (XLA403)."""
+    for real, prints what Keras decided): the run's entry runs without XLA, says why at the line that builds
+    the layer (XLA303), and is not offered ``jit_compile=True`` (XLA403)."""
     real = subprocess.run([sys.executable, str(SCENARIOS / "fit_layer_without_xla.py")], capture_output=True,
                           text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
     assert real.stdout.splitlines()[-1] == "jit_compile: False", real.stderr[-2000:]
