@@ -107,7 +107,8 @@ def _search_path(script: str, module: str | None) -> list[str]:
     ``-m MODULE`` (the module's own folder is not searched), else the script's folder; then ``PYTHONPATH``."""
     first = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
     extra = os.environ.get("PYTHONPATH")
-    entries = [os.path.abspath(entry) for entry in extra.split(os.pathsep)] if extra else []  # "": the working directory
+    # an empty entry is the working directory, as abspath("") makes it
+    entries = [os.path.abspath(entry) for entry in extra.split(os.pathsep)] if extra else []
     return list(dict.fromkeys([first, *entries]))
 
 
