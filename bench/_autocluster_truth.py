@@ -29,8 +29,8 @@ import sys
 from pathlib import Path
 
 from xlalint.autocluster import flattened_ops, predict_clusters
-from xlalint.opgraph import OpGraph
-from xlalint.support import load_support
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.support import load_support
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -94,7 +94,7 @@ def _lower_child(targets: list[str]) -> dict:
 
     result = {"import_s": time.perf_counter() - started, "files": []}
     from xlalint.backend.discover import discover
-    from xlalint.backend.verify import _arguments, make_inputs
+    from xlalint.backend.verify.compare import _arguments, make_inputs
 
     for target in targets:
         path, _, name = target.partition("::")

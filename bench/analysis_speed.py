@@ -51,9 +51,9 @@ def _cpu(repeat: int, work) -> float:
 def _transfer(request: dict, worker):
     """``(write(result), load())`` of the result file as this side's worker and client do it."""
     try:
-        from xlalint.result_file import read_result, write_result
+        from xlalint.process.result_file import read_result, write_result
     except ImportError:  # a side before the marshal result file: JSON
-        from xlalint.gc_pause import gc_paused
+        from xlalint.core.gc_pause import gc_paused
 
         def load():
             with open(request["result"], encoding="utf-8") as handle, gc_paused():
@@ -71,13 +71,13 @@ def child(path: str, repeat: int, device: str) -> dict:
     recorder.install()  # before Keras builds any layer, as in the worker
     import xlalint.backend.graph_export as graph_export
     from xlalint.backend import worker
-    from xlalint.engine import file_findings, source_findings
+    from xlalint.engine.analysis import file_findings, source_findings
     from xlalint.report import EMITTERS
-    from xlalint.results import Report
-    from xlalint.selection import Produced, select
-    from xlalint.settings import Options
-    from xlalint.support import load_support
-    from xlalint.suppressions import SuppressionIndex
+    from xlalint.core.results import Report
+    from xlalint.engine.selection import Produced, select
+    from xlalint.settings.table import Options
+    from xlalint.core.support import load_support
+    from xlalint.source.suppressions import SuppressionIndex
 
     exported: list[tuple] = []  # the export's arguments, to time it again
     export = graph_export.export_graph

@@ -317,8 +317,8 @@ def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) 
     from each program's saved graph without TensorFlow, or traced again where none was saved.
     Written to ``out``/rechecked.jsonl (results.jsonl stays as the run found it)."""
     sys.path.insert(0, str(REPO))
-    from xlalint.entry_findings import findings_for_traced_entry
-    from xlalint.settings import Options
+    from xlalint.engine.entries import findings_for_traced_entry
+    from xlalint.settings.table import Options
 
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     graphs = out / "graphs"

@@ -30,7 +30,7 @@ def deep(x):
 def measure(steps: int, workdir: Path) -> dict:
     path = workdir / f"deep_{steps}.py"
     path.write_text(SOURCE.format(steps=steps))
-    code = ("import json, resource, sys; from xlalint.cli import main; rc = main(sys.argv[1:]); "
+    code = ("import json, resource, sys; from xlalint.cli.main import main; rc = main(sys.argv[1:]); "
             "print(json.dumps({'parent_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
             "'worker_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}), file=sys.stderr)")
     start = time.perf_counter()

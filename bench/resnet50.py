@@ -10,8 +10,8 @@ and a ``@tf.function(input_signature=...)`` entry), then measured in this run:
    parent + worker). Discovery finds two entries in the file: the module-level model (forward
    pass) and the tf.function; the tf.function calls the model, so only it is traced (the model is
    checked as part of it), as for any user.
-2. Where its time goes: the same file again through ``xlalint.worker_client.run_worker`` and the
-   analysis pieces of ``xlalint.engine`` in this process (worker timings: import, trace, export).
+2. Where its time goes: the same file again through ``xlalint.tracing.workers.run_worker`` and the
+   analysis pieces of ``xlalint.engine.analysis`` in this process (worker timings: import, trace, export).
 3. The baseline, what a user does today: a fresh process imports TensorFlow, imports the module
    (builds the model) and runs ``tf.function(f, jit_compile=True).experimental_get_compiler_ir(
    *args)(stage="hlo")`` on the tf.function only (bench/_harness.py).
@@ -60,14 +60,14 @@ def train_step(images, labels):
 
 def breakdown(path: str, device: str) -> dict:
     """Seconds per stage of one xlalint run on ``path``, measured from this process."""
-    from xlalint.engine import file_findings, source_findings
+    from xlalint.engine.analysis import file_findings, source_findings
     from xlalint.report import EMITTERS
-    from xlalint.results import Report
-    from xlalint.selection import Produced, select
-    from xlalint.settings import Options
-    from xlalint.support import load_support
-    from xlalint.suppressions import SuppressionIndex
-    from xlalint.worker_client import run_worker
+    from xlalint.core.results import Report
+    from xlalint.engine.selection import Produced, select
+    from xlalint.settings.table import Options
+    from xlalint.core.support import load_support
+    from xlalint.source.suppressions import SuppressionIndex
+    from xlalint.tracing.workers import run_worker
 
     options = Options(device=device)
     ready: list[float] = []

@@ -111,13 +111,13 @@ def _run(command: list[str], env: dict, folder: Path) -> dict:
 
 def _phases(script: Path) -> dict[str, float]:
     """Seconds of each part of one ``xlalint run`` of ``script`` (run from its folder, as above)."""
-    imports = subprocess.run([sys.executable, "-X", "importtime", "-c", "import xlalint.run_command, "
-                              "xlalint.run_client, xlalint.run_report"], capture_output=True, text=True, check=True,
+    imports = subprocess.run([sys.executable, "-X", "importtime", "-c", "import xlalint.cli.run, "
+                              "xlalint.run.client, xlalint.run.report"], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONPATH": str(REPO)})
     parent_import = sum(int(line.split("|")[0].split(":")[1]) for line in imports.stderr.splitlines()[1:]) / 1e6
-    from xlalint.run_client import run_script
-    from xlalint.run_report import run_report
-    from xlalint.settings import merge, options
+    from xlalint.run.client import run_script
+    from xlalint.run.report import run_report
+    from xlalint.settings.table import merge, options
 
     here = os.getcwd()
     os.chdir(script.parent)

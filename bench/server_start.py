@@ -30,7 +30,7 @@ def timed(self, args, *rest, **kwargs):
     popen(self, args, *rest, **kwargs)
 subprocess.Popen.__init__ = timed
 sys.argv[0] = "xlalint"
-from xlalint.cli import main
+from xlalint.cli.main import main
 try:
     code = main()
 finally:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 KEEP = {"train_step", "test_step", "predict_step", "call"}
-STATIC = ("import sys; from xlalint.engine import static_report; from xlalint.settings import Options; "
+STATIC = ("import sys; from xlalint.engine.analysis import static_report; from xlalint.settings.table import Options; "
           "r = static_report([sys.argv[1]], Options()); "
           "print(len(r.entries), 'entries', len(r.findings), 'findings', len(r.errors), 'errors')")
 
@@ -70,7 +70,7 @@ HOSTILE = {  # name -> (a line, how many times); about 200 KB each
 
 
 def hostile() -> None:
-    from xlalint.static_run import check_file
+    from xlalint.engine.static import check_file
 
     with tempfile.TemporaryDirectory() as tmp:
         for name, (line, times) in HOSTILE.items():
@@ -101,8 +101,8 @@ def main() -> None:
               f"{os.cpu_count()} CPUs, best of {args.repeat}")
         static_s, summary = best_of(args.repeat, [sys.executable, "-c", STATIC, tmp])
         tf_s, _ = best_of(args.repeat, [sys.executable, "-c", "import tensorflow"])
-        from xlalint.engine import static_report
-        from xlalint.settings import Options
+        from xlalint.engine.analysis import static_report
+        from xlalint.settings.table import Options
         start = time.perf_counter()
         static_report([tmp], Options())
         in_process = time.perf_counter() - start

@@ -5,7 +5,7 @@
 
 Runs ``verify_entry`` on the training step (SGD with momentum, 224x224 images, random
 weights) and prints its memory fields and their ratio. Each figure comes from a fresh child
-process (see xlalint/backend/peak_memory.py). Takes minutes on a small CPU. A report, not a test.
+process (see xlalint/backend/verify/peak_memory.py). Takes minutes on a small CPU. A report, not a test.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import keras
 from resnet50 import CASES
 
 from xlalint.backend.discover import Candidate
-from xlalint.backend.verify import verify_entry
+from xlalint.backend.verify.compare import verify_entry
 
 
 def training_step(batch: int) -> Candidate:

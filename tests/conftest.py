@@ -35,7 +35,7 @@ def rules_report() -> dict:
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one test process per usable core, at most 4 (each test starts TensorFlow processes of its own)."""
-    from xlalint.settings import usable_cores
+    from xlalint.settings.table import usable_cores
 
     return min(4, usable_cores())
 

@@ -23,7 +23,7 @@ def main(path: str, old: str = "", new: str = "") -> dict:
     os.environ["TF_XLA_FLAGS"] = f"{flags} --tf_xla_cpu_global_jit"
     import groundtruth as gt
     import tensorflow as tf
-    from xlalint.backend.verify import _compilations
+    from xlalint.backend.verify.compare import _compilations
 
     built = {}
     for name, fn in gt.entries(module).items():

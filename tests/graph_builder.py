@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from xlalint.checks import Context, run_checks
-from xlalint.opgraph import OpGraph
-from xlalint.support import load_support
-from xlalint.wire import FORMAT
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.support import load_support
+from xlalint.core.wire import FORMAT
 
 SUPPORT = load_support("2.21.0")
 

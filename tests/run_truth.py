@@ -76,7 +76,7 @@ def _run(script: str, args: list[str], out: str, builds: bool, dump: str | None)
     printed = io.StringIO()
     counted = contextlib.nullcontext({"count": None})
     if builds:  # xlalint's own count, from PYTHONPATH
-        from xlalint.backend.verify import _compilations
+        from xlalint.backend.verify.compare import _compilations
         counted = _compilations("CPU")
     try:
         with counted as built, contextlib.redirect_stdout(printed):

@@ -11,7 +11,7 @@ import os
 from helpers import parent
 
 from xlalint.backend.fork_server import forking, open_channel, send, serve
-from xlalint.result_file import write_result
+from xlalint.process.result_file import write_result
 
 
 def check(request: dict) -> None:

@@ -20,7 +20,7 @@ from helpers import REPO, run_xlalint
 from graph_builder import GraphBuilder
 from xlalint.autocluster import flattened_ops, predict_clusters
 from xlalint.autocluster.dag import DynamicDag
-from xlalint.support import installed_tensorflow, load_support
+from xlalint.core.support import installed_tensorflow, load_support
 
 sys.path.insert(0, str(REPO / "bench"))
 from _autocluster_truth import format_table, measure  # noqa: E402

@@ -9,8 +9,8 @@ import pytest
 
 from helpers import REPO, run_json, run_without_tf, run_xlalint
 
-from xlalint.baseline import apply_baseline, with_fingerprints
-from xlalint.results import Finding
+from xlalint.ci.baseline import apply_baseline, with_fingerprints
+from xlalint.core.results import Finding
 
 # fixtures/multi_blocker.py after a change: three lines added at the top (every line moves), the
 # `tf.strings.as_string` blocker removed, a second `tf.numpy_function` blocker added.

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from helpers import run_json, run_without_tf
-from xlalint.cache import ResultCache
+from xlalint.tracing.cache import ResultCache
 
 BLOCK_TF = "import sys\nsys.modules['tensorflow'] = None\n"  # any TensorFlow import now fails
 
@@ -203,12 +203,12 @@ def test_clear_cache_removes_entries_only(tmp_path):
 ])
 def test_a_cache_from_another_machine_is_read_only_by_an_identical_one(tmp_path, monkeypatch, machine):
     """CI restores the cache directory on other runners: only a machine that traces alike may use it."""
-    import xlalint.cache
+    import xlalint.tracing.cache
 
     written, request, result = _stored(tmp_path)
     written.put(request, result)
     assert ResultCache(written.directory, "2.21.0").get(request) == result  # the same machine, a later run
     assert ResultCache(written.directory, "2.20.0").get(request) is None  # another TensorFlow
     for name, value in machine.items():
-        monkeypatch.setattr(xlalint.cache, name, value)
+        monkeypatch.setattr(xlalint.tracing.cache, name, value)
     assert ResultCache(written.directory, "2.21.0").get(request) is None

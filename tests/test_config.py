@@ -8,8 +8,8 @@ import pytest
 
 from helpers import REPO, run_json, run_without_tf, run_xlalint
 import xlalint
-from xlalint.config import ConfigError, find_config, load_config
-from xlalint.settings import BY_KEY, merge
+from xlalint.settings.config import ConfigError, find_config, load_config
+from xlalint.settings.table import BY_KEY, merge
 
 
 def _project(tmp_path, table: str):
@@ -98,7 +98,7 @@ def test_the_readme_names_every_config_key():
 
 
 def test_run_commands_are_split_as_a_shell_splits_them(tmp_path):
-    from xlalint.run_listed import listed_command
+    from xlalint.run.listed import listed_command
 
     _project(tmp_path, "run = [\"examples/train.py --epochs 1 --name 'a b'\", \"-m pkg.train --lr 0.1\"]")
     config = load_config(find_config([str(tmp_path)]))

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from helpers import REPO, run_json, run_without_tf, run_xlalint
 
-from xlalint.coverage import auto_jit_sites, below, coverage, summary_lines
-from xlalint.results import Entry, Finding, Report
+from xlalint.engine.coverage import auto_jit_sites, below, coverage, summary_lines
+from xlalint.core.results import Entry, Finding, Report
 
 # fixtures/coverage/model.py, counted by hand (arguments, constants and identities do no work):
 #   scaled  (jit_compile=True): Mul, AddV2, Sum        -> 3 ops, all under XLA

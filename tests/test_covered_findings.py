@@ -4,10 +4,10 @@ on hand-built records: no TensorFlow."""
 from __future__ import annotations
 
 from graph_builder import SUPPORT, GraphBuilder
-from xlalint.engine import file_findings
-from xlalint.results import Report
-from xlalint.settings import Options
-from xlalint.wire import FORMAT, EntryRecord, entry_record, file_result
+from xlalint.engine.analysis import file_findings
+from xlalint.core.results import Report
+from xlalint.settings.table import Options
+from xlalint.core.wire import FORMAT, EntryRecord, entry_record, file_result
 
 SOURCE = "import keras\n\nzoom = keras.layers.RandomZoom(0.1)\nmodel = keras.Sequential([zoom])\n\ndef step(x): ...\n"
 
@@ -58,7 +58,7 @@ def test_a_covered_model_is_no_entry_and_its_keras_finding_is_said_as_before(tmp
 
 def test_a_covered_model_counts_as_reached_for_the_never_less_than_static_pass(tmp_path):
     """Its name is reached through the entry that covers it, so its lines get no "not traced" stand-ins."""
-    from xlalint.static_fallback import reached
+    from xlalint.engine.static_fallback import reached
 
     path = str(tmp_path / "model.py")
     step = _step(path)

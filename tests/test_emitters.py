@@ -11,7 +11,7 @@ import pytest
 
 from xlalint.report import EMITTERS
 from xlalint.report.sarif import source_root
-from xlalint.results import Entry, FileError, Finding, Related, Report, one_per_place
+from xlalint.core.results import Entry, FileError, Finding, Related, Report, one_per_place
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden"

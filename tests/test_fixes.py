@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from helpers import REPO, run_json, run_xlalint
 from xlalint.fixes import fix_files
 from xlalint.fixes.apply import apply_to_file
-from xlalint.results import Finding, FixOffer
+from xlalint.core.results import Finding, FixOffer
 
 GOOD = REPO / "rules/XLA001/good.py"
 

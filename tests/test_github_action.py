@@ -115,7 +115,7 @@ def test_action_step_with_no_python_change(tmp_path):
 
 def test_action_step_as_one_shard_of_a_matrix(tmp_path):
     """``shard: K/N``: the shard's files only, reports named after it, its own code scanning category."""
-    from xlalint.shards import Shard
+    from xlalint.ci.shards import Shard
 
     repo = tmp_path / "repo"
     repo.mkdir()

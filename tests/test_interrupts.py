@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from xlalint.commands import Interrupted, interrupts_held, signals_interrupt
+from xlalint.cli.common import Interrupted, interrupts_held, signals_interrupt
 
 
 def test_a_signal_raises_interrupted_at_once():

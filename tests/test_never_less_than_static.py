@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import REPO, run_json
-from xlalint.engine import static_report
-from xlalint.settings import Options
+from xlalint.engine.analysis import static_report
+from xlalint.settings.table import Options
 
 pytestmark = pytest.mark.tf  # the full mode traces with TensorFlow
 

@@ -12,13 +12,13 @@ import pytest
 
 from helpers import REPO, run_json, run_without_tf, run_xlalint
 from xlalint.ci.github_action import changed_python_files
-from xlalint.config import load_config
-from xlalint.engine import static_report
-from xlalint.files import display_path
+from xlalint.settings.config import load_config
+from xlalint.engine.analysis import static_report
+from xlalint.inputs.files import display_path
 from xlalint.fixes import Guard, fix_files
-from xlalint.notebooks import MAGIC, NotebookError, parse_notebook, rewrite
+from xlalint.inputs.notebooks import MAGIC, NotebookError, parse_notebook, rewrite
 from xlalint.report import EMITTERS
-from xlalint.settings import Options
+from xlalint.settings.table import Options
 
 NOTEBOOKS = REPO / "fixtures/notebooks"
 BLOCKER = NOTEBOOKS / "blocker_in_cell3.ipynb"

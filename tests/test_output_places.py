@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from graph_builder import SUPPORT, GraphBuilder
-from xlalint.entry_findings import entry_findings
-from xlalint.results import Related, Report
-from xlalint.selection import Produced, select
-from xlalint.settings import Options
+from xlalint.engine.entries import entry_findings
+from xlalint.core.results import Related, Report
+from xlalint.engine.selection import Produced, select
+from xlalint.settings.table import Options
 
 VERIFIED = {"device": "cpu", "compiled": True, "error": None, "error_op": None, "allclose": True,
             "max_abs_diff": 0.0, "compile_s": 0.1, "xla_step_s": 0.001, "tf_step_s": 0.001, "speedup": 1.0,

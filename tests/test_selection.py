@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from xlalint.checks import RULES
-from xlalint.results import Entry, Finding, Report
-from xlalint.selection import PENDING, Produced, select
-from xlalint.settings import Options
-from xlalint.suppressions import SuppressionIndex
+from xlalint.core.results import Entry, Finding, Report
+from xlalint.engine.selection import PENDING, Produced, select
+from xlalint.settings.table import Options
+from xlalint.source.suppressions import SuppressionIndex
 
 SOURCE = ("def f():  # xlalint: ignore[XLA1]\n"
           "    x = 1  # xlalint: ignore[XLA001]\n"

@@ -16,9 +16,11 @@ import os
 import pytest
 from helpers import alive
 
-from xlalint import server_client, worker_client
+from xlalint.tracing import server as server_client
+
+from xlalint.tracing import workers as worker_client
 from xlalint.backend.fork_server import FORK_SAFE
-from xlalint.worker_client import run_worker
+from xlalint.tracing.workers import run_worker
 
 pytestmark = pytest.mark.tf  # the servers import TensorFlow
 

@@ -16,11 +16,13 @@ import threading
 import pytest
 from helpers import TESTS, alive, parent, wait_for
 
-from xlalint import server_client, worker_client
+from xlalint.tracing import server as server_client
+
+from xlalint.tracing import workers as worker_client
 from xlalint.backend.fork_server import FORK_SAFE
-from xlalint.result_file import aside
-from xlalint.server_client import CloneFailed, start_server
-from xlalint.worker_client import Tracing, run_worker
+from xlalint.process.result_file import aside
+from xlalint.tracing.server import CloneFailed, start_server
+from xlalint.tracing.workers import Tracing, run_worker
 
 pytestmark = pytest.mark.skipif(not FORK_SAFE, reason="servers fork and are cloned only on Linux")
 real_start_server = start_server
@@ -149,7 +151,7 @@ def test_a_result_left_half_written_is_removed(tmp_path):
 def test_a_run_whose_server_died_before_it_started_it_says_so(stand_in, monkeypatch, tmp_path):
     """``xlalint run``'s server (a stand-in here) dies just before it is handed the run: the run's error says
     that, not that the run itself was killed."""
-    from xlalint import run_client
+    from xlalint.run import client as run_client
 
     monkeypatch.setattr(run_client, "start_server", lambda module, *args: real_start_server("stand_in_server", *args))
     real_start = server_client.Server.start

@@ -7,7 +7,7 @@ import pytest
 from graph_builder import GraphBuilder, hits
 from xlalint.analyses import data_dependent
 from xlalint.checks import Context, run_checks
-from xlalint.support import load_support
+from xlalint.core.support import load_support
 
 
 def test_data_dependent_output_shape_is_flagged_unless_known_when_compiling():

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from helpers import REPO
-from xlalint.cli import main
-from xlalint.shards import Shard, parse_shard
+from xlalint.cli.main import main
+from xlalint.ci.shards import Shard, parse_shard
 
 STATIC_PATHS = ["fixtures/autocluster/docker", "fixtures/autocluster/script", "fixtures/autocluster/tiny.py",
                 "fixtures/notebooks", "fixtures/suppressed", "fixtures/broken/latin1.py",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REPO, run_xlalint
-from xlalint.cli import main
+from xlalint.cli.main import main
 
 pytestmark = pytest.mark.tf
 

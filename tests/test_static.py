@@ -17,12 +17,12 @@ from marks import expected
 from xlalint.analyses.data_dependent import DATA_DEPENDENT
 from xlalint.source.api_table import DATA, load_table
 from xlalint.checks import RULES, Pending, Rule
-from xlalint.engine import static_report
-from xlalint.settings import Options
+from xlalint.engine.analysis import static_report
+from xlalint.settings.table import Options
 from xlalint.source.index import Index
 from xlalint.source.positions import Positions, leftmost_name
-from xlalint.source_scan import scan_source
-from xlalint.support import load_support
+from xlalint.engine.source_pass import scan_source
+from xlalint.core.support import load_support
 
 RULE_DIRS = sorted(p for p in (REPO / "rules").iterdir() if (p / "good.py").is_file())  # XLA9xx: no examples
 KERAS_ONLY = {"XLA301", "XLA302", "XLA303"}  # examples with Keras models only: --static looks at compiled functions
@@ -87,7 +87,7 @@ def test_one_entry_per_compiled_function_with_its_verdict():
 
 
 def test_never_imports_tensorflow_or_keras():
-    code = ("import sys; from xlalint.engine import static_report; from xlalint.settings import Options; "
+    code = ("import sys; from xlalint.engine.analysis import static_report; from xlalint.settings.table import Options; "
             "report = static_report(['rules', 'fixtures'], Options()); assert report.findings; "
             "print(sorted(m for m in ('tensorflow', 'keras', 'tf_keras') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)

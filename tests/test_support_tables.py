@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from helpers import run_xlalint
-from xlalint.support import DATA, load_support
+from xlalint.core.support import DATA, load_support
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 

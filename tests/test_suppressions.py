@@ -7,7 +7,7 @@ import re
 import pytest
 
 from helpers import REPO, run_json
-from xlalint.suppressions import parse
+from xlalint.source.suppressions import parse
 
 FIXTURE = REPO / "fixtures/suppressed/suppressed.py"
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from helpers import REPO, no_tf_path, repo_env, run_without_tf, run_xlalint
-from xlalint.cli import EXIT_READER_GONE, _check_parser, _verify_alone, main
+from xlalint.cli.main import EXIT_READER_GONE, _check_parser, _verify_alone, main
 
 MODEL = ("import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\n"
          "def f(x):\n    return x\n")
@@ -101,7 +101,7 @@ def test_clean_run_is_a_success_in_sarif(tmp_path):
 def test_jobs_default_to_the_usable_cores(monkeypatch, affinity):
     """One tracing worker per core this process may run on: its affinity mask where the system has
     one (Linux), else the machine's core count."""
-    from xlalint import settings
+    from xlalint.settings import table as settings
 
     if affinity:
         monkeypatch.setattr(settings.os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
@@ -116,7 +116,7 @@ def test_jobs_default_to_the_usable_cores(monkeypatch, affinity):
 def test_the_jobs_setting_defaults_to_the_usable_cores():
     """Neither flag nor config: a run traces with one worker per core this process may run on, as
     ``--help`` says (counted here from the system, not by xlalint)."""
-    from xlalint import settings
+    from xlalint.settings import table as settings
 
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert _check_parser().parse_args(["x.py"]).jobs is None  # unset: the setting's default applies

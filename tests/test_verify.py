@@ -9,8 +9,8 @@ import pytest
 from helpers import run_json, run_xlalint
 from graph_builder import GraphBuilder
 from xlalint.checks import RULES, EntryContext
-from xlalint.results import Finding
-from xlalint.sourcemap import Location
+from xlalint.core.results import Finding
+from xlalint.source.sourcemap import Location
 
 
 @pytest.fixture(scope="module")

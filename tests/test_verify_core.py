@@ -13,8 +13,8 @@ import pytest
 import tensorflow as tf
 
 from xlalint.backend.discover import Candidate
-from xlalint.backend.peak_memory import ALLOCATOR, CHILD_RSS, allocator_peak
-from xlalint.backend.verify import FIELDS, count_compilations, make_inputs, verify_entry
+from xlalint.backend.verify.peak_memory import ALLOCATOR, CHILD_RSS, allocator_peak
+from xlalint.backend.verify.compare import FIELDS, count_compilations, make_inputs, verify_entry
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 

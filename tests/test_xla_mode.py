@@ -14,8 +14,8 @@ from graph_builder import SUPPORT, GraphBuilder
 from helpers import json_without_tf, run_json
 from xlalint.autocluster.judge import judge_entry
 from xlalint.autocluster.program import AS_IF_JIT, AUTO_CLUSTERING, JIT_COMPILE, Mode, entry_mode, sites_in
-from xlalint.results import Finding
-from xlalint.sourcemap import Location
+from xlalint.core.results import Finding
+from xlalint.source.sourcemap import Location
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_a_split_in_a_loop_body_is_a_warning_and_a_scope_of_compilable_ops_is_un
 
 def test_every_line_format_names_the_mode_of_an_auto_clustered_entry():
     from xlalint.report import EMITTERS
-    from xlalint.results import Entry, Report
+    from xlalint.core.results import Entry, Report
 
     record = {"clusters": [["a", "b"], ["c"]], "compiled_ops": 9, "total_ops": 11, "chosen_ops": 1,
               "percent": 90.0, "splitters": [], "unneeded_scopes": []}

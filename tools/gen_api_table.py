@@ -51,8 +51,8 @@ from tensorflow.python.util import tf_decorator  # noqa: E402
 
 from xlalint.analyses.data_dependent import DATA_DEPENDENT  # noqa: E402
 from xlalint.checks.xla001_unsupported_op import ALWAYS_COMPILED  # noqa: E402
-from xlalint.specs import parse_spec  # noqa: E402
-from xlalint.support import load_support  # noqa: E402
+from xlalint.core.specs import parse_spec  # noqa: E402
+from xlalint.core.support import load_support  # noqa: E402
 
 NAMESPACES = (
     "", "audio", "bitwise", "data", "data.experimental", "debugging", "dtypes", "image", "io", "linalg",

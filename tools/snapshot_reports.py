@@ -57,17 +57,16 @@ def main() -> int:
         work = Path(tempfile.gettempdir()) / "xlalint-snapshot-run"  # one place: paths in messages stay equal
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
-        if True:
-            for script in sorted((REPO / "tests/data/run").glob("*.py")):
-                shutil.copy(script, work)
-            shutil.copy(REPO / "examples/train_loop.py", work)
-            for script in sorted(work.glob("*.py")):
-                name = script.stem
-                budget = ["--run-timeout", RUN_BUDGET[name]] if name in RUN_BUDGET else []
-                report = xlalint(["run", "--format", "json", "--device", "cpu", *budget, script.name,
-                                  *RUN_ARGS.get(name, [])], work, RUN_ENV.get(name))
-                (options.out / f"run-{name}.json").write_text(report)
-                print("run", name, flush=True)
+        for script in sorted((REPO / "tests/data/run").glob("*.py")):
+            shutil.copy(script, work)
+        shutil.copy(REPO / "examples/train_loop.py", work)
+        for script in sorted(work.glob("*.py")):
+            name = script.stem
+            budget = ["--run-timeout", RUN_BUDGET[name]] if name in RUN_BUDGET else []
+            report = xlalint(["run", "--format", "json", "--device", "cpu", *budget, script.name,
+                              *RUN_ARGS.get(name, [])], work, RUN_ENV.get(name))
+            (options.out / f"run-{name}.json").write_text(report)
+            print("run", name, flush=True)
     return 0
 
 

@@ -1,3 +1,3 @@
-from xlalint.cli import main
+from xlalint.cli.main import main
 
 raise SystemExit(main())

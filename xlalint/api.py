@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlalint import settings
+from xlalint.settings import table as settings
 from xlalint.autocluster.judge import judge_entry
 from xlalint.autocluster.program import AUTO_CLUSTERING, entry_mode
-from xlalint.entry_findings import NO_GRAPH, entry_findings
-from xlalint.opgraph import OpGraph
-from xlalint.results import Entry, Report
-from xlalint.selection import Produced, select as select_findings, verdict
-from xlalint.sourcemap import Location
-from xlalint.support import load_support
+from xlalint.engine.entries import NO_GRAPH, entry_findings
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.results import Entry, Report
+from xlalint.engine.selection import Produced, select as select_findings, verdict
+from xlalint.source.sourcemap import Location
+from xlalint.core.support import load_support
 
 DEVICE, MODE = settings.BY_NAME["device"].default, settings.BY_NAME["mode"].default
 

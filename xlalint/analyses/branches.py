@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 
-from xlalint.opgraph import BRANCH_OPS, OpGraph
+from xlalint.core.opgraph import BRANCH_OPS, OpGraph
 
 CASE_OPS = frozenset({"Case", "StatelessCase"})
 

@@ -13,8 +13,8 @@ from collections import deque
 
 from xlalint.analyses.branches import CASE_OPS, compiled_functions, taken_branch
 from xlalint.analyses.values import CONSTANT, SPECIALIZED, ValueTracer, constant_inputs
-from xlalint.opgraph import BRANCH_OPS, PASS_THROUGH, OpGraph
-from xlalint.support import SupportTable
+from xlalint.core.opgraph import BRANCH_OPS, PASS_THROUGH, OpGraph
+from xlalint.core.support import SupportTable
 
 DATA_DEPENDENT = frozenset({
     "Where", "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from xlalint.opgraph import BRANCH_OPS, CALL_OPS, WHILE_OPS, OpGraph
+from xlalint.core.opgraph import BRANCH_OPS, CALL_OPS, WHILE_OPS, OpGraph
 
 NOT_FOLDED = frozenset({"Shape", "ShapeN", "Size"}) | BRANCH_OPS | CALL_OPS | WHILE_OPS
 HOST_CALLBACKS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})

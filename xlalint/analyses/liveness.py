@@ -15,7 +15,7 @@ Results of functions other than the entry's own count as kept: their callers are
 
 from __future__ import annotations
 
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 
 
 def kept_nodes(graph: OpGraph) -> frozenset[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlalint.analyses.values import small_value
-from xlalint.opgraph import PASS_THROUGH, WHILE_OPS, OpGraph
+from xlalint.core.opgraph import PASS_THROUGH, WHILE_OPS, OpGraph
 
 HANDLE_UPDATES = frozenset({"TensorListSetItem", "TensorListPushBack", "TensorListPopBack"})
 HINT = ("Create the TensorArray with its final size and dynamic_size=False (bound the loop with "

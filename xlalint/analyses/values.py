@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 from xlalint.analyses.api_names import describe
 from xlalint.analyses.branches import compiled_functions, taken_branch
-from xlalint.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
-from xlalint.support import SupportTable
+from xlalint.core.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
+from xlalint.core.support import SupportTable
 
 CONSTANT, SPECIALIZED, NEVER = 0, 1, 2
 # Inputs the compiler accepts as bounded-dynamic values when they can never be constant

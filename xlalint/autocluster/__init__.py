@@ -25,8 +25,8 @@ from xlalint.autocluster.flatten import Flattener
 from xlalint.autocluster.grappler import rewrite
 from xlalint.autocluster.model import Model
 from xlalint.autocluster.size import result
-from xlalint.opgraph import OpGraph
-from xlalint.support import SupportTable
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.support import SupportTable
 
 
 def predict_clusters(graph: OpGraph, support: SupportTable, device: str) -> dict:
@@ -42,7 +42,7 @@ def predict_clusters(graph: OpGraph, support: SupportTable, device: str) -> dict
     ``total_ops`` count ops that do work: not arguments, constants, identities, folded values or
     the control-flow ops themselves; ``chosen_ops`` of them are left out by
     ``jit_scope(compile_ops=False)``, the user's choice. ``node`` in a splitter is its ``OpGraph``
-    node id, for ``xlalint.sourcemap.locate``; a splitter left out by a jit_scope also has ``scope``
+    node id, for ``xlalint.source.sourcemap.locate``; a splitter left out by a jit_scope also has ``scope``
     (its ``_XlaScope``) and ``otherwise`` (what would keep it out without the scope, or None).
     """
     model = Model(graph, support, device)

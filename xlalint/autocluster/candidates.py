@@ -17,7 +17,7 @@ from xlalint.autocluster.model import Model
 from xlalint.autocluster.tables import (
     CONSTANT_OPS, CONTROL_FLOW, DROPPED_OPS, DUMMY_IMPL, NEVER_AUTO_CLUSTERED, RESOURCE_READS, SLOW_OR_INACCURATE,
     STATEFUL_RANDOM, is_stateful)
-from xlalint.opgraph import CALL_OPS
+from xlalint.core.opgraph import CALL_OPS
 
 
 def find_candidates(model: Model) -> None:

@@ -16,7 +16,7 @@ from xlalint.autocluster.flatten import Unit
 from xlalint.autocluster.model import Model
 from xlalint.autocluster.tables import (
     CONTROL_FLOW, RESOURCE_OP_PREFIXES, RESOURCE_READS, RESOURCE_WRITES, SHAPE_CONSUMERS)
-from xlalint.opgraph import CALL_OPS
+from xlalint.core.opgraph import CALL_OPS
 
 
 def contract(model: Model) -> dict[str, list[str]]:

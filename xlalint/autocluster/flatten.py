@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from xlalint.autocluster.tables import CONTROL_FLOW, DROPPED_OPS, RESOURCE_READS, is_stateful
-from xlalint.opgraph import CALL_OPS, OpGraph
+from xlalint.core.opgraph import CALL_OPS, OpGraph
 
 
 def _lowered(node: dict) -> bool:

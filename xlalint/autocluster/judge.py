@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from xlalint.autocluster import predict_clusters
 from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
 from xlalint.checks import RULES
-from xlalint.files import display_path
-from xlalint.opgraph import OpGraph
-from xlalint.results import Finding
-from xlalint.sourcemap import Location, locate
+from xlalint.inputs.files import display_path
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.results import Finding
+from xlalint.source.sourcemap import Location, locate
 
 
 def judge_entry(mode: Mode, graph: OpGraph, findings: list[Finding], support, device: str,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from xlalint.autocluster.flatten import Flattener
-from xlalint.opgraph import OpGraph
-from xlalint.support import SupportTable
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.support import SupportTable
 
 
 class Model:

@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from xlalint.files import display_path, read_source
-from xlalint.notebooks import is_notebook, place_of
-from xlalint.results import place
+from xlalint.inputs.files import display_path, read_source
+from xlalint.inputs.notebooks import is_notebook, place_of
+from xlalint.core.results import place
 
 JIT_COMPILE, AUTO_CLUSTERING, AS_IF_JIT = "jit_compile", "auto-clustering", "as-if-jit_compile"
 

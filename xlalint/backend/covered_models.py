@@ -11,7 +11,7 @@ runs without XLA, Keras' ``jit_compile`` decisions), is kept in the covering ent
 from __future__ import annotations
 
 from xlalint.backend.discover import Candidate
-from xlalint.wire import EntryRecord
+from xlalint.core.wire import EntryRecord
 
 FORWARD_KINDS = ("keras-model", "keras-builder")
 

@@ -21,8 +21,8 @@ import keras
 import tensorflow as tf
 
 from xlalint.backend.one_trace import traced_once
-from xlalint.specs import Spec
-from xlalint.wire import EntryRecord
+from xlalint.core.specs import Spec
+from xlalint.core.wire import EntryRecord
 
 _BUILDER_NAME = re.compile(r"^((build|make|create|get|new)_?\w*model\w*|model_fn)$", re.IGNORECASE)
 

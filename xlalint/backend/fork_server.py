@@ -25,7 +25,7 @@ import time
 import traceback
 from typing import Any, Callable, NoReturn
 
-from xlalint.child_end import kill_group
+from xlalint.process.child_end import kill_group
 
 MIN_TENSORFLOW = (2, 16)  # the first release with Keras 3
 # Forking a process that has imported TensorFlow but run nothing is sound on Linux (no runtime

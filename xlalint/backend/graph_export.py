@@ -14,8 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from xlalint.backend.frames import innermost_user_frames
-from xlalint.gc_pause import gc_paused
-from xlalint.wire import FORMAT, Function, Graph, Input, OpNode
+from xlalint.core.gc_pause import gc_paused
+from xlalint.core.wire import FORMAT, Function, Graph, Input, OpNode
 
 
 def _shape(tensor_shape):

@@ -12,8 +12,8 @@ from xlalint.backend.discover import Candidate, _function_candidate, _model_cand
 from xlalint.backend.frames import user_frames
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.keras_sites import LayerRecorder
-from xlalint.specs import Spec, parse_spec
-from xlalint.wire import EntryRecord, entry_record
+from xlalint.core.specs import Spec, parse_spec
+from xlalint.core.wire import EntryRecord, entry_record
 
 
 def _as_spec(value) -> Spec:
@@ -58,7 +58,7 @@ def trace_object(obj: Any, specs: tuple, verify: str | None = None) -> tuple[Ent
     raw = entry_record(name, candidate.line, candidate.kind, candidate.jit_compile, candidate.signature,
                        graph=export_graph(concrete, num_args, recorder.layer_of))
     if verify:
-        from xlalint.backend.verify import verify_entry
+        from xlalint.backend.verify.compare import verify_entry
 
         raw["verify"] = verify_entry(candidate, device=None if verify == "auto" else verify)
     return raw, path, tf.__version__

@@ -1,7 +1,7 @@
 """Make a server ready to fork: what every child would otherwise redo, done once.
 
 Before it forks a child per file (or per ``xlalint run`` command), the server imports the optional
-libraries the checked files or run scripts import (``xlalint.preload_plan``), the modules every
+libraries the checked files or run scripts import (``xlalint.tracing.preload_plan``), the modules every
 child imports, answers "is this a user
 file?" for every module already loaded (each child asks it of all of them for the cache's
 dependency list), lets AutoGraph convert one function (its converter's first use costs far more

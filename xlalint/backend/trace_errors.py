@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from xlalint.backend.frames import is_user_file
-from xlalint.files import display_path
-from xlalint.specs import Spec
+from xlalint.inputs.files import display_path
+from xlalint.core.specs import Spec
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')

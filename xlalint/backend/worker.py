@@ -1,7 +1,7 @@
 """The tracing server: import TensorFlow once, then check each user file in a fresh forked child.
 
 Started as ``worker [LIBRARY...]``: the optional libraries to import before forking
-(``xlalint.preload_plan``). Each request (one JSON line on stdin, the messages as in
+(``xlalint.tracing.preload_plan``). Each request (one JSON line on stdin, the messages as in
 ``fork_server``) names the file, what to trace, and where to write its result and its output.
 The child writes the file's result to the request's result path; the user's prints go to its log.
 """
@@ -18,11 +18,11 @@ import traceback
 from xlalint.backend.fork_server import import_tensorflow, open_channel, ready, redirect_output, serve
 from xlalint.backend.frames import is_user_file
 from xlalint.backend.preload import CHECK_MODULES
-from xlalint.files import read_source
-from xlalint.notebooks import is_notebook, place_of, remember_source
-from xlalint.result_file import write_result
-from xlalint.specs import parse_spec
-from xlalint.wire import EntryRecord, FileResult, Request, entry_record, file_result
+from xlalint.inputs.files import read_source
+from xlalint.inputs.notebooks import is_notebook, place_of, remember_source
+from xlalint.process.result_file import write_result
+from xlalint.core.specs import parse_spec
+from xlalint.core.wire import EntryRecord, FileResult, Request, entry_record, file_result
 
 
 def _where(error: BaseException, path: str) -> str:
@@ -35,7 +35,7 @@ def _where(error: BaseException, path: str) -> str:
 
 
 class _NotebookLoader(importlib.abc.SourceLoader):
-    """Imports a notebook as its module (xlalint.notebooks); frames and tracebacks name the notebook."""
+    """Imports a notebook as its module (xlalint.inputs.notebooks); frames and tracebacks name the notebook."""
 
     def __init__(self, path: str, source: str):
         self.path, self.source = path, source
@@ -112,7 +112,7 @@ def _entry(candidate, request: Request, recorder, trace: bool) -> EntryRecord:
             entry["error"] = tracing_failure(candidate.name, candidate.signature, error)
         verify = request.get("verify")
         if entry["graph"] is not None and verify:
-            from xlalint.backend.verify import verify_entry
+            from xlalint.backend.verify.compare import verify_entry
 
             entry["verify"] = verify_entry(candidate, device=verify["device"])
     if candidate.model is not None:  # known without a trace: also for a model that cannot be traced

@@ -11,7 +11,7 @@ import importlib
 
 from xlalint.checks.base import (STAGES, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule, RunContext,
                                  SourceContext)
-from xlalint.results import SEVERITIES
+from xlalint.core.results import SEVERITIES
 from xlalint.rule_codes import rule_modules
 
 # Codes never change meaning; a new rule takes the next free code of its range.

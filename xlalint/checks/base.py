@@ -14,7 +14,7 @@ A rule module defines ``RULE = Rule(...)`` with the hook of its ``stage`` (docs/
   rule's, so that comments and ``per-file-ignores`` apply to them.
 
 Hooks see every finding, never a filtered list: selection, per-file ignores and suppression
-comments apply once, at the end of the run (``xlalint.selection``).
+comments apply once, at the end of the run (``xlalint.engine.selection``).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from xlalint.files import display_path
-from xlalint.opgraph import OpGraph
-from xlalint.results import Finding, FixOffer
-from xlalint.support import SupportTable
-from xlalint.wire import EntryRecord
+from xlalint.inputs.files import display_path
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.results import Finding, FixOffer
+from xlalint.core.support import SupportTable
+from xlalint.core.wire import EntryRecord
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Context:
     kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "keras-fit" | ...
     keras_layers: tuple = ()  # layers Keras runs without XLA: ({"name", "class", "file", "line", "devices"}, ...)
     mode: str = "jit"  # "autocluster": TensorFlow's auto-clustering decides what compiles
-    keras: dict | None = None  # a compiled Keras model's decision on this device (xlalint.keras_decision)
+    keras: dict | None = None  # a compiled Keras model's decision on this device (xlalint.engine.keras_decision)
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,9 @@ class RunContext:
     """What a run rule sees once every file is in."""
 
     files: tuple[str, ...]  # the Python files whose check ran to the end
-    suppressions: Any  # xlalint.suppressions.SuppressionIndex, each comment's use known
+    suppressions: Any  # xlalint.source.suppressions.SuppressionIndex, each comment's use known
     select: tuple[str, ...]  # the codes the run reports
-    # `xlalint run`: each captured function's record (xlalint/backend/run_capture.py): "name", "path",
+    # `xlalint run`: each captured function's record (xlalint/backend/run/capture.py): "name", "path",
     # "line", "jit_compile", "call" ([file, line, function] of its first call), "traces" and
     # "trace_args" (per trace [[argument, description], ...]), "functions" (tf.function objects of the
     # definition called) and "made_at", "variables" (user lines of those its first trace made) and

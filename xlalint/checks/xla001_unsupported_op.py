@@ -13,7 +13,7 @@ from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.branches import compiled_nodes
 from xlalint.analyses.folding import HOST_CALLBACKS, folded_nodes
 from xlalint.checks.base import BY_API_NAME, Context, Fix, Hit, NodeEdit, Pending, Rule, SourceContext, layer_names
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 from xlalint.source.api_calls import compiled_api_calls
 from xlalint.source.api_table import ApiInfo
 from xlalint.source.index import Index

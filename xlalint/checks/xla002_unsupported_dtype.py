@@ -12,7 +12,7 @@ from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.branches import compiled_nodes
 from xlalint.analyses.folding import folded_nodes
 from xlalint.checks.base import BY_API_NAME, Context, Hit, Pending, Rule, SourceContext
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 from xlalint.source.index import Def, Index
 from xlalint.source.syntax import keyword
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.values import SPECIALIZED, constant_inputs
 from xlalint.checks.base import Context, Hit, Rule, value_origin
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 
 
 def check(graph: OpGraph, ctx: Context):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from xlalint.analyses.api_names import api_of, call_name, describe_node
 from xlalint.analyses.data_dependent import DATA_DEPENDENT, dynamic_size_ops
 from xlalint.checks.base import BY_API_NAME, Context, Hit, Pending, Rule, SourceContext
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 from xlalint.source.api_calls import compiled_api_calls
 from xlalint.source.index import Index
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 
 
 def _shape_text(shape) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from xlalint.analyses.data_dependent import DATA_DEPENDENT, bounded_source, dynamic_size_ops
 from xlalint.analyses.values import SPECIALIZED, constant_inputs
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.opgraph import WHILE_OPS, OpGraph
+from xlalint.core.opgraph import WHILE_OPS, OpGraph
 
 GROWING_OPS = frozenset({"ConcatV2", "Concat", "Pad", "PadV2", "MirrorPad"})
 

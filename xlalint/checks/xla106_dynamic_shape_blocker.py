@@ -16,7 +16,7 @@ from xlalint.analyses.data_dependent import bounded_source
 from xlalint.analyses.liveness import kept_nodes
 from xlalint.analyses.values import small_value
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.opgraph import BRANCH_OPS, OpGraph
+from xlalint.core.opgraph import BRANCH_OPS, OpGraph
 
 ALONG_AXIS = {"Cumsum": "crashes the process or returns a wrong result",
               "Cumprod": "crashes the process or returns a wrong result",

@@ -13,10 +13,10 @@ from __future__ import annotations
 import libcst as cst
 
 from xlalint.checks.base import Fix, NodeEdit, Rule, RunContext, captured_site, with_keyword
-from xlalint.files import display_path
-from xlalint.results import Related
-from xlalint.sourcemap import column
-from xlalint.specs import signature_text
+from xlalint.inputs.files import display_path
+from xlalint.core.results import Related
+from xlalint.source.sourcemap import column
+from xlalint.core.specs import signature_text
 
 BATCHES = ("batch", "padded_batch")
 

@@ -10,8 +10,8 @@ not count.
 from __future__ import annotations
 
 from xlalint.checks.base import Rule, RunContext, captured_site
-from xlalint.files import display_path
-from xlalint.results import Related
+from xlalint.inputs.files import display_path
+from xlalint.core.results import Related
 
 MIN_OBJECTS = 3
 

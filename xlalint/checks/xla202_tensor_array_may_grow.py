@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlalint.analyses.tensor_lists import HINT, growing_writes
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 
 
 def check(graph: OpGraph, ctx: Context):

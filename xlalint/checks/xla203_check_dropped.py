@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from xlalint.analyses.branches import compiled_nodes, never_taken
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 
 # Measured on TF 2.21 CPU: each raises InvalidArgumentError without XLA and returns with it.
 CHECKS = {"Assert": "assert", "CheckNumerics": "check_numerics", "CheckNumericsV2": "check_numerics"}

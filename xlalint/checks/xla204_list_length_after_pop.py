@@ -5,7 +5,7 @@ from __future__ import annotations
 from xlalint.analyses.api_names import describe
 from xlalint.analyses.tensor_lists import sized_after_pop
 from xlalint.checks.base import Context, Hit, Rule
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 
 
 def check(graph: OpGraph, ctx: Context):

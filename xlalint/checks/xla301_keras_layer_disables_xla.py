@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlalint.checks.base import Context, Hit, Rule, layer_names
-from xlalint.opgraph import OpGraph
+from xlalint.core.opgraph import OpGraph
 
 _GPU_ONLY = ("On a GPU, Keras marks the {cls} {names} as not supporting XLA (it may pick its cuDNN kernel, which "
              "XLA cannot compile) and so runs the whole model without XLA")

@@ -11,8 +11,8 @@ created the variable, with the function's ``def`` as a related place.
 from __future__ import annotations
 
 from xlalint.checks.base import Rule, RunContext, captured_site
-from xlalint.files import display_path
-from xlalint.results import Related
+from xlalint.inputs.files import display_path
+from xlalint.core.results import Related
 
 
 def check_run(run: RunContext):

@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from xlalint.checks.base import Fix, NodeEdit, Pending, Rule, SourceContext
-from xlalint.results import Finding
+from xlalint.core.results import Finding
 from xlalint.source.index import Aliases, Index
 from xlalint.source.syntax import assign_targets, keyword, strings
 

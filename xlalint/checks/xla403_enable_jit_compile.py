@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from xlalint.checks.base import EntryContext, Fix, NodeEdit, Rule, with_keyword
-from xlalint.files import display_path
+from xlalint.inputs.files import display_path
 
 
 def check_entry(entry: EntryContext):

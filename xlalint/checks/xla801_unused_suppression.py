@@ -8,8 +8,8 @@ Its findings are selected like any other, but comments do not suppress them.
 from __future__ import annotations
 
 from xlalint.checks.base import Rule, RunContext
-from xlalint.files import display_path
-from xlalint.suppressions import ALL
+from xlalint.inputs.files import display_path
+from xlalint.source.suppressions import ALL
 
 
 def check_run(run: RunContext):

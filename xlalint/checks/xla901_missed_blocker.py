@@ -7,9 +7,9 @@ with both sides in the message.
 from __future__ import annotations
 
 from xlalint.checks.base import EntryContext, Rule
-from xlalint.files import display_path
-from xlalint.sourcemap import Location, column, locate
-from xlalint.wire import VerifyRecord
+from xlalint.inputs.files import display_path
+from xlalint.source.sourcemap import Location, column, locate
+from xlalint.core.wire import VerifyRecord
 
 REPORT_BUG = "This is an xlalint bug: please report it with the output of --save-graphs."
 

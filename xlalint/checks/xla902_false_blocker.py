@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from xlalint.checks.base import EntryContext, Rule
 from xlalint.checks.xla901_missed_blocker import REPORT_BUG, unverifiable
-from xlalint.files import display_path
-from xlalint.sourcemap import column
+from xlalint.inputs.files import display_path
+from xlalint.source.sourcemap import column
 
 
 def check_entry(entry: EntryContext):

@@ -1,7 +1,7 @@
 """``xlalint doctor``: is XLA on in this environment, and if not, what to change.
 
-Everything TensorFlow-facing runs in child processes (``xlalint.backend.doctor_probe`` and
-``xlalint.backend.doctor_smoke``), so flags that abort TensorFlow abort a child, and the
+Everything TensorFlow-facing runs in child processes (``xlalint.backend.doctor.probe`` and
+``xlalint.backend.doctor.smoke``), so flags that abort TensorFlow abort a child, and the
 doctor reports them.
 """
 
@@ -18,7 +18,7 @@ from xlalint.doctor.flags import VARIABLES, check_flags, known_flags, split_flag
 from xlalint.doctor.gpu_checks import toolchain_checks
 from xlalint.doctor.model import OK, PROBLEM, SKIPPED, Check, DeviceResult, Diagnosis
 from xlalint.doctor.toolchain import driver_cuda_version, driver_version
-from xlalint.python_child import module_command
+from xlalint.process.python_child import module_command
 
 DEVICES = ("cpu", "gpu")
 CHOICES = ("cpu", "gpu", "all")
@@ -58,7 +58,7 @@ def diagnose(device: str = "all", require: str | None = None, env: dict | None =
     if require:
         wanted = tuple(d for d in DEVICES if d in wanted or require in (d, "all"))
     clean = {k: v for k, v in env.items() if k not in VARIABLES}  # the probe must answer whatever the flags
-    probe, error = run_child("xlalint.backend.doctor_probe", [], clean)
+    probe, error = run_child("xlalint.backend.doctor.probe", [], clean)
     if probe is None:
         check = Check("tensorflow", PROBLEM, f"TensorFlow does not start: {error}",
                       "pip install tensorflow (or tensorflow[and-cuda] for GPUs)")
@@ -122,7 +122,7 @@ def smoke_env(env: dict, cache: bool) -> dict:
 def smoke_device(device: str, gpu_visible: bool, env: dict, cache: bool = False) -> DeviceResult:
     if device == "gpu" and not gpu_visible:
         return DeviceResult("gpu", "absent", detail="no GPU visible to TensorFlow")
-    smoke, error = run_child("xlalint.backend.doctor_smoke", [device], smoke_env(env, cache))
+    smoke, error = run_child("xlalint.backend.doctor.smoke", [device], smoke_env(env, cache))
     if smoke is None:
         return DeviceResult(device, "broken", detail=error or "")
     if smoke.get("error"):

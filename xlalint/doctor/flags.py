@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xlalint.doctor.model import OK, PROBLEM, Check
-from xlalint.python_child import module_command
-from xlalint.support import cache_dir
+from xlalint.process.python_child import module_command
+from xlalint.core.support import cache_dir
 
 VARIABLES = ("TF_XLA_FLAGS", "XLA_FLAGS")
 # Where TensorFlow reads each variable: an unknown flag aborts the process there.
@@ -122,7 +122,7 @@ def _help_text(variable: str, env: dict) -> str:
     child_env = {k: v for k, v in env.items() if k not in VARIABLES}
     child_env.update({variable: "--help", "TF_CPP_MIN_LOG_LEVEL": "0"})
     try:
-        done = subprocess.run(module_command("xlalint.backend.doctor_probe", "first-op"),
+        done = subprocess.run(module_command("xlalint.backend.doctor.probe", "first-op"),
                               capture_output=True, text=True, env=child_env, timeout=300)
     except (OSError, subprocess.TimeoutExpired):
         return ""

@@ -13,12 +13,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from xlalint.checks import fix_of
-from xlalint.files import display_path, is_env_file
+from xlalint.inputs.files import display_path, is_env_file
 from xlalint.fixes.edits import FixTransformer
 from xlalint.fixes.guard import CHANGED, Guard
 from xlalint.fixes.source import Source, unified_diff
-from xlalint.notebooks import is_notebook, parse_notebook, rewrite
-from xlalint.results import Finding
+from xlalint.inputs.notebooks import is_notebook, parse_notebook, rewrite
+from xlalint.core.results import Finding
 
 
 @dataclass

@@ -6,7 +6,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from xlalint.files import display_path
+from xlalint.inputs.files import display_path
 
 CHANGED = "changed since it was analysed; run again"
 

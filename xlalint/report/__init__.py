@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from importlib import import_module
 
-from xlalint.results import Report
+from xlalint.core.results import Report
 
 MODULES = {"text": "text", "concise": "concise", "json": "json_format", "github": "github",
            "sarif": "sarif", "gitlab": "gitlab"}  # format -> module of xlalint.report

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlalint.report.modes import mode_phrase
-from xlalint.results import Report
+from xlalint.core.results import Report
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from xlalint.report.sarif import source_root
-from xlalint.results import Report
+from xlalint.core.results import Report
 
 SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 

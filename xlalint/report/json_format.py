@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from xlalint.version import VERSION
-from xlalint.coverage import coverage
-from xlalint.results import Report
+from xlalint.engine.coverage import coverage
+from xlalint.core.results import Report
 
 
 def emit(report: Report) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlalint.autocluster.judge import share_text
-from xlalint.results import Entry
+from xlalint.core.results import Entry
 
 
 def mode_phrase(entry: Entry) -> str | None:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from xlalint.version import VERSION
 from xlalint.checks import RULES
-from xlalint.results import Finding, Report
+from xlalint.core.results import Finding, Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -8,9 +8,9 @@ from itertools import groupby
 from tabulate import tabulate
 
 from xlalint.autocluster.judge import share_text
-from xlalint.baseline import summary_lines as baseline_lines
-from xlalint.coverage import framework_off, summary_lines as coverage_lines
-from xlalint.results import Report, place
+from xlalint.ci.baseline import summary_lines as baseline_lines
+from xlalint.engine.coverage import framework_off, summary_lines as coverage_lines
+from xlalint.core.results import Report, place
 
 COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
 

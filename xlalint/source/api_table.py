@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from xlalint.support import installed_tensorflow
+from xlalint.core.support import installed_tensorflow
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PREFIX = "static_api_tf"
@@ -49,7 +49,7 @@ def load_table(tensorflow: str | None = None) -> dict:
 
 
 def no_kernel(table: dict, device: str) -> frozenset[str]:
-    """Op types of the table with no XLA kernel on ``device`` (tpu: the cpu list, as in ``xlalint.support``)."""
+    """Op types of the table with no XLA kernel on ``device`` (tpu: the cpu list, as in ``xlalint.core.support``)."""
     missing = table["no_kernel"]
     return frozenset(missing.get(device, missing["cpu"]))
 

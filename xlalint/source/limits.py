@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from xlalint.files import parse_python
+from xlalint.inputs.files import parse_python
 
 MAX_DEPTH = 250  # syntax-tree levels; leaves room for the callers' own frames
 TOO_DEEP = ("nested more deeply than the static pass follows (long chains of `and`, `or` or joined strings "

@@ -1,0 +1,1 @@
+"""`xlalint doctor`'s probes (TensorFlow), each run in a child process."""

@@ -1,0 +1,1 @@
+"""The commands: the check command's flags, `xlalint run`, `merge`, `ops`, and what they share."""

@@ -1,0 +1,1 @@
+"""The check command: which files are read and traced, each file's findings, selection, coverage."""

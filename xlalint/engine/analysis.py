@@ -1,0 +1,184 @@
+"""One run: files -> tracing (or the cache) -> every rule's findings -> selected once -> one report.
+
+``xlalint.engine.plan`` sorts the files and starts the tracing; ``analyze`` takes each result as it
+comes, in the run's order, so the analysis of one file overlaps the tracing of the next.
+
+The passes beside this module call the rules through the registry, one stage each:
+``entry_findings`` (graph and entry rules on a traced entry), ``source_scan`` (source rules on a
+Python file, text rules on a shell script or Dockerfile) and, once every file is in, ``selection``
+(which findings are reported, the entries' verdicts, the run rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
+
+import libcst
+
+from xlalint.autocluster.judge import judge_entry, judged_by_name
+from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
+from xlalint.checks import RULES
+from xlalint.engine.coverage import auto_jit_sites, count_ops
+from xlalint.engine.entries import NO_GRAPH, entry_findings, libcst_source
+from xlalint.inputs.files import collect_files, display_path, record_sources
+from xlalint.core.gc_pause import gc_paused
+from xlalint.engine.keras_decision import jit_setting, kept_off, refuses_jit
+from xlalint.inputs.notebooks import in_cells
+from xlalint.core.opgraph import OpGraph
+from xlalint.core.results import Entry, FileError, Finding, Report, one_per_place
+from xlalint.engine.plan import Plan
+from xlalint.engine.saved_graphs import save_entry
+from xlalint.engine.selection import PENDING, Produced, select
+from xlalint.settings.table import Options
+from xlalint.ci.shards import OWN, TEXT, ShardRun
+from xlalint.source.api_table import load_table
+from xlalint.source.sourcemap import Location
+from xlalint.engine.static_fallback import untraced
+from xlalint.engine.static import check_files
+from xlalint.engine.source_pass import scan_source, scan_text
+from xlalint.source.suppressions import SuppressionIndex
+from xlalint.core.support import load_support
+from xlalint.core.wire import EntryRecord, FileResult
+
+NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
+                 "(or a zero-argument build_model() returning one), or name a function with specs: "
+                 "`xlalint FILE::fn --spec \"float32[8,16]\"`")
+
+
+def analyze(plan: Plan, options: Options) -> Report:
+    """Check the files of ``plan`` (``xlalint.engine.plan``), each as its traced result comes in while the
+    next ones trace; per-file problems become ``report.errors``, never exceptions."""
+    report = plan.report
+    produced: list[Produced] = []
+    for path in plan.texts:
+        produced += _from(report, path, map(Produced, scan_text(path, display_path(path))), TEXT)
+    checked = []
+    for request, result in plan.answers():
+        path = request["path"]
+        # No collection while a file is analysed: it would walk the file's records again and again (a third
+        # of the analysis of a ResNet50 step); what the analysis leaves in cycles is collected after it.
+        with gc_paused():
+            support = load_support(report.tensorflow) if report.tensorflow else None  # a file with an error needs none
+            traced = file_findings(report, result, support, options, path in plan.explicit)
+            produced += _from(report, path, traced)
+            if not request.get("saved_model"):
+                produced += _from(report, path, map(Produced, source_findings(
+                    path, options, result["entries"], tuple(p.finding for p in traced))))
+                if not result["error"]:
+                    checked.append(path)
+    suppressions = SuppressionIndex()
+    report.findings = in_cells(one_per_place(select(report, produced, options, suppressions, checked)))
+    if report.shard:
+        report.shard.used_comments = [(display_path(path), line) for path, line in suppressions.used()]
+    report.entries = in_cells(report.entries)
+    record_sources(report.sources, (f.path for f in report.findings))
+    return report
+
+
+def _from(report: Report, path: str, produced, phase: int = OWN) -> list[Produced]:
+    """``produced`` by checking ``path``, which a shard's report remembers (xlalint.ci.shards)."""
+    produced = list(produced)
+    if report.shard:
+        report.shard.produced((p.finding for p in produced), path, phase)
+    return produced
+
+
+def source_findings(path: str, options: Options, entries: Sequence[Mapping[str, Any]] | None = None,
+                    traced: tuple[Finding, ...] = ()) -> list[Finding]:
+    """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow);
+    given the file's ``entries``, also the graph rules' by-API-name stand-ins where no traced entry
+    reached (never less than ``--static``; ``traced``: the trace's findings)."""
+    source = libcst_source(path)
+    if source is None:
+        return []  # the file's own error is reported by the traced run; a deeply nested one is only traced
+    try:
+        scan = scan_source(display_path(path), source, load_table(), options.device, static=entries is not None)
+    except (libcst.ParserSyntaxError, RecursionError):
+        return []
+    found = judged_by_name(scan.findings, scan.functions, path, options.mode, options.device)
+    if entries is None:
+        return found
+    stand_ins = [f for f in found if RULES[f.code].stage != "source"]
+    return [f for f in found if RULES[f.code].stage == "source"] + untraced(stand_ins, entries, list(traced))
+
+
+def static_report(paths: list[str], options: Options) -> Report:
+    """``--static``: the source pass alone, with the same selection, ignores and suppressions."""
+    report = Report(device=options.device, tensorflow=load_table()["tensorflow"])
+    files, report.errors = collect_files(paths, options.excluded)
+    files = ShardRun.start(report, files, options.shard, options.root)
+    record_sources(report.sources, files)
+    report.auto_jit = auto_jit_sites(files)
+    produced: list[Produced] = []
+    for entries, findings, errors in check_files(files, options.device, options.mode):
+        first = len(report.entries)
+        report.entries.extend(entries)
+        produced += [Produced(f, tuple(first + i for i, e in enumerate(entries) if e.name == f.entry))
+                     for f in findings]
+        report.errors.extend(errors)
+    report.findings = in_cells(select(report, produced, options, SuppressionIndex()))
+    report.entries = in_cells(report.entries)
+    record_sources(report.sources, (f.path for f in report.findings))
+    return report
+
+
+def file_findings(report: Report, result: FileResult, support, options: Options, explicit: bool) -> list[Produced]:
+    """Add one file's entries (verdicts pending) and return their findings; a file found by a
+    directory scan may have no entry."""
+    path = display_path(result["path"])
+    if result["error"]:
+        report.errors.append(FileError(path, result["error"]))
+        return []
+    if not result["entries"] and explicit:
+        report.errors.append(FileError(path, NOTHING_FOUND, notice=True))
+        return []
+    produced = []
+    for raw in result["entries"]:
+        for covered in raw.get("covers", ()):  # checked as part of this entry; what needs no trace is said as before
+            produced += _untraced_findings(covered, result["path"], support, options)
+        mode = _mode(result["path"], raw, options)
+        if raw["graph"] is None:
+            report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
+                                        **_keras_fields(raw, options.device), **mode.fields()))
+            produced += _untraced_findings(raw, result["path"], support, options, mode)
+            continue
+        site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
+        if options.save_graphs:
+            save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
+        graph = OpGraph(raw["graph"])
+        findings, verdict, clusters = judge_entry(mode, graph, entry_findings(raw, result["path"], support,
+                                                                               _for_rules(options, mode), graph),
+                                                  support, options.device, Location(result["path"], raw["line"]))
+        produced += [Produced(f, (len(report.entries),), site) for f in findings]
+        report.entries.append(Entry(path, raw["name"], raw["line"], "runs" if verdict == "runs" else PENDING,
+                                    verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
+                                    **_keras_fields(raw, options.device), **mode.fields()))
+    return produced
+
+
+def _untraced_findings(raw: EntryRecord, path: str, support, options: Options,
+                       mode: Mode | None = None) -> list[Produced]:
+    """The findings of an entry that has no trace of its own: what Keras decides needs none (XLA30x);
+    they count for no entry's verdict, and a comment on the entry's line covers them. ``mode``: the
+    entry's, where the caller has it already."""
+    if not (raw.get("keras_layers") or raw.get("keras")):
+        return []
+    rules = _for_rules(options, mode or _mode(path, raw, options))
+    return [Produced(f, (), (path, raw["line"])) for f in entry_findings(raw, path, support, rules, OpGraph(NO_GRAPH))]
+
+
+def _mode(path: str, raw: EntryRecord, options: Options) -> Mode:
+    """The XLA mode an entry runs in: read from the files, or as its run showed it (``xlalint run``)."""
+    return entry_mode(path, jit_setting(raw, options.device), options.mode, options.device, raw.get("seen_mode"))
+
+
+def _keras_fields(raw: EntryRecord, device: str) -> dict:
+    """An entry's XLA setting on ``device``: Keras' decision for a compiled model, else its tf.function's."""
+    return {"jit_compile": jit_setting(raw, device), "xla_off": kept_off(raw, device),
+            "keras_refuses_jit": refuses_jit(raw, device)}
+
+
+def _for_rules(options: Options, mode: Mode) -> Options:
+    """The options the rules see for an entry: ``mode`` as its program runs it (the fixes follow it)."""
+    return replace(options, mode="autocluster" if mode.name == AUTO_CLUSTERING else "jit")

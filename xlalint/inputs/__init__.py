@@ -1,0 +1,1 @@
+"""What xlalint reads: files, notebooks as modules, where a module's file is."""

@@ -1,0 +1,411 @@
+"""Jupyter notebooks as Python modules: the code cells joined in order, with a map back to the cells.
+
+``read_notebook(path)`` gives a ``NotebookModule``: the Python source every mode checks (and the full
+mode imports), and where each of its lines sits in the notebook (cell, line in the cell, line of the
+``.ipynb`` file). IPython magics and shell lines (``%``, ``%%``, ``!``, ``x = !cmd``, ``obj?``) keep
+their lines as ``pass  # magic``, so every position maps back. ``rewrite`` writes edits of that source
+back into the notebook's JSON text, changing only the source strings of the edited lines.
+
+Cells are numbered from 1 among all cells of the notebook, markdown included, as ruff does.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import warnings
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
+from typing import Any
+
+from xlalint.core.results import Related
+
+SUFFIX = ".ipynb"
+MAGIC = "pass  # magic"  # what a magic or shell line is in the module
+# Cell magics whose body IPython runs as Python; any other (%%bash, %%writefile, %%html...) is not Python.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+_LINE_MAGIC = re.compile(r"^\s*(%|!|[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!])")
+_HELP = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
+_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|\Z)")  # Python's line breaks
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class NotebookError(ValueError):
+    """A notebook xlalint cannot check; the message says why (and where, for a syntax error)."""
+
+
+def is_notebook(path: str) -> bool:
+    return path.endswith(SUFFIX)
+
+
+@dataclass(frozen=True)
+class Cell:
+    number: int  # 1-based among all cells
+    first: int  # module line of its first line (1-based)
+    lines: tuple[str, ...]  # its lines as written, with their endings
+    code: tuple[str, ...]  # its lines in the module (magics replaced), without endings
+    tokens: tuple[tuple[int, int], ...]  # (start, end) offsets of its source's JSON string(s) in the file
+    listed: bool  # the source is a JSON list of strings (else one string)
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.code) - 1
+
+
+@dataclass(frozen=True)
+class NotebookModule:
+    source: str  # the Python module
+    cells: tuple[Cell, ...]  # the code cells, in order
+    file_lines: tuple[int, ...]  # per module line: the .ipynb file's line where its JSON string starts
+
+    def cell_at(self, line: int) -> Cell | None:
+        return next((c for c in self.cells if c.first <= line <= c.last), None)
+
+    def place(self, line: int) -> dict | None:
+        """``{"cell", "line", "file_line"}`` of a module line (None outside every cell)."""
+        cell = self.cell_at(line)
+        if cell is None:
+            return None
+        return {"cell": cell.number, "line": line - cell.first + 1, "file_line": self.file_lines[line - 1]}
+
+
+def _split(text: str) -> list[str]:
+    """Lines with their endings, as Python counts lines."""
+    return [m.group(0) for m in _LINE.finditer(text) if m.group(0)]
+
+
+def _body(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def _as_python(lines: list[str]) -> list[str]:
+    """The cell's lines with IPython syntax replaced by ``pass  # magic`` at the same indentation."""
+    bodies = [_body(line) for line in lines]
+    if bodies and bodies[0].lstrip().startswith("%%"):
+        words = bodies[0].lstrip()[2:].split()
+        if not words or words[0] not in PYTHON_CELL_MAGICS:
+            return [MAGIC] * len(bodies)
+        return [MAGIC] + _without_line_magics(bodies[1:])
+    return _without_line_magics(bodies)
+
+
+def _without_line_magics(bodies: list[str]) -> list[str]:
+    out, continued, indent = [], False, ""
+    for body in bodies:
+        if not continued:
+            indent = body[:len(body) - len(body.lstrip())]  # continuation lines take the magic's own
+        magic = continued or bool(_LINE_MAGIC.match(body) or _HELP.match(body))
+        continued = magic and body.endswith("\\")
+        out.append(indent + MAGIC if magic else body)
+    return out
+
+
+# The notebook's JSON text, walked only to find where each cell's source strings are (nbformat reads the rest).
+
+def _skip_space(text: str, pos: int) -> int:
+    found = _SPACE.match(text, pos)  # whitespace or nothing: it always matches
+    return found.end() if found else pos
+
+
+def _walk(text: str, pos: int, opener: str, closer: str, on_value) -> int:
+    """Walk the object or array at ``pos``; ``on_value(key, start)`` returns the end of each value."""
+    if text[pos] != opener:
+        raise ValueError(f"expected {opener!r} at offset {pos}")
+    pos = _skip_space(text, pos + 1)
+    if text[pos] == closer:
+        return pos + 1
+    index = 0
+    while True:
+        key = index
+        if opener == "{":
+            key, pos = scanstring(text, pos + 1)
+            pos = _skip_space(text, pos)
+            pos = _skip_space(text, pos + 1)  # the colon
+        pos = _skip_space(text, on_value(key, pos))
+        index += 1
+        if text[pos] == closer:
+            return pos + 1
+        pos = _skip_space(text, pos + 1)  # the comma
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _skip(text: str, pos: int) -> int:
+    return _DECODER.raw_decode(text, pos)[1]
+
+
+def _source_tokens(text: str) -> list[tuple[list[tuple[int, int]], bool]]:
+    """Per cell, in order: the (start, end) offsets of its source's JSON strings, and whether they are a list."""
+    cells: list[tuple[list[tuple[int, int]], bool]] = []
+
+    def in_cell(key, pos):
+        if key != "source":
+            return _skip(text, pos)
+        if text[pos] == '"':
+            end = _skip(text, pos)
+            cells.append(([(pos, end)], False))
+            return end
+        spans: list[tuple[int, int]] = []
+
+        def add_span(_, p: int) -> int:
+            spans.append((p, _skip(text, p)))
+            return spans[-1][1]
+
+        end = _walk(text, pos, "[", "]", add_span)
+        cells.append((spans, True))
+        return end
+
+    def in_cells(_, pos):
+        before = len(cells)
+        end = _walk(text, pos, "{", "}", in_cell)
+        if len(cells) == before:
+            cells.append(([], True))
+        return end
+
+    _walk(text, _skip_space(text, 0), "{", "}",
+          lambda key, pos: _walk(text, pos, "[", "]", in_cells) if key == "cells" else _skip(text, pos))
+    return cells
+
+
+def _nbformat_cells(text: str) -> list[Any]:
+    """The cells as nbformat reads and validates them (nbformat 4 only)."""
+    import nbformat
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. cells without ids in an older 4.x notebook
+        try:
+            notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+        except nbformat.reader.NotJSONError as error:
+            raise NotebookError(f"not a notebook: the file is not valid JSON ({error})") from error
+        except (ValueError, AttributeError, TypeError) as error:  # NBFormatError is a ValueError
+            raise NotebookError(f"not a notebook: {error}") from error
+        version = notebook.get("nbformat") if isinstance(notebook, dict) else None
+        if version != 4:
+            shown = "no nbformat version" if version is None else f"nbformat {version}"
+            raise NotebookError(f"{shown} is not supported: xlalint reads nbformat 4 notebooks "
+                                "(open and save it in Jupyter to convert it)")
+        try:
+            nbformat.validate(notebook)
+        except nbformat.ValidationError as error:
+            raise NotebookError(f"not a valid nbformat 4 notebook: {error.message}") from error
+    return notebook.cells
+
+
+def parse_notebook(text: str) -> NotebookModule:
+    """The notebook JSON ``text`` as one module; raises ``NotebookError``."""
+    cells = _nbformat_cells(text)
+    tokens = _source_tokens(text)
+    if len(tokens) != len(cells):
+        raise NotebookError("not a notebook: its cells could not be matched to the file's text")
+    found: list[Cell] = []
+    code: list[str] = []
+    file_lines: list[int] = []
+    newline_offsets = [m.start() for m in re.finditer("\n", text)]
+    for number, (cell, (spans, listed)) in enumerate(zip(cells, tokens), 1):
+        if cell.cell_type != "code":
+            continue
+        lines = _split(cell.source)
+        found.append(Cell(number, len(code) + 1, tuple(lines), tuple(_as_python(lines)), tuple(spans), listed))
+        code.extend(found[-1].code)
+        file_lines.extend(_file_lines(text, spans, lines, newline_offsets))
+    if not found or not any(line.strip() and line.strip() != MAGIC for line in code):
+        raise NotebookError("empty notebook: no code cell has Python code")
+    source = "".join(line + "\n" for line in code)
+    _check_syntax(source, found)
+    return NotebookModule(source, tuple(found), tuple(file_lines))
+
+
+def _file_lines(text: str, spans, lines: list[str], newlines: list[int]) -> list[int]:
+    """For each line of a cell: the line of the file where the JSON string holding its start begins."""
+    ends, total = [], 0
+    for start, end in spans:
+        total += len(json.loads(text[start:end]))
+        ends.append(total)
+    out, offset = [], 0
+    for line in lines:
+        token = min(bisect_right(ends, offset), len(spans) - 1)
+        out.append(bisect_left(newlines, spans[token][0]) + 1)
+        offset += len(line)
+    return out
+
+
+def _check_syntax(source: str, cells: list[Cell]) -> None:
+    try:
+        ast.parse(source)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        cell = next((c for c in cells if c.first <= line <= c.last), cells[-1])
+        raise NotebookError(f"syntax error in cell {cell.number} at line {line - cell.first + 1}: {error.msg}") from error
+    except (RecursionError, MemoryError):
+        pass  # reported as for any file, when the module is parsed again
+
+
+@lru_cache(maxsize=32)
+def _cached(path: str, mtime_ns: int, size: int) -> NotebookModule | NotebookError:
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            text = handle.read()
+    except UnicodeDecodeError as error:
+        return NotebookError(f"cannot decode the notebook as UTF-8 ({error.reason} at byte {error.start})")
+    try:
+        return parse_notebook(text)
+    except NotebookError as error:
+        return error
+
+
+def read_notebook(path: str) -> NotebookModule:
+    """The notebook at ``path`` as a module (read once per version of the file); raises ``NotebookError``
+    or ``OSError``."""
+    info = os.stat(path)
+    result = _cached(os.path.abspath(path), info.st_mtime_ns, info.st_size)
+    if isinstance(result, NotebookError):
+        raise result
+    return result
+
+
+def remember_source(path: str, source: str) -> None:
+    """Make ``inspect`` and tracebacks (through ``linecache``) read a notebook's module, not its JSON: an
+    entry without a modification time stays in the cache."""
+    import linecache
+
+    linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+
+
+def place_of(path: str, line: int) -> dict | None:
+    """``{"cell", "line", "file_line"}`` of a line of a notebook's module, None for any other file."""
+    if not is_notebook(path):
+        return None
+    try:
+        return read_notebook(path).place(line)
+    except (NotebookError, OSError):
+        return None
+
+
+# Writing edits of the module back into the notebook's text.
+
+def rewrite(text: str, new_source: str) -> str:
+    """The notebook ``text`` with ``new_source`` (an edit of its module) written into its cells: only the
+    JSON strings of changed lines are replaced; raises ``NotebookError`` for an edit of a magic line or
+    one that spans cells."""
+    from xlalint.fixes.source import changed_blocks
+
+    notebook = parse_notebook(text)
+    old = [line for cell in notebook.cells for line in cell.code]
+    new = new_source.split("\n")
+    if new and new[-1] == "":
+        new.pop()
+    owner = [cell for cell in notebook.cells for _ in cell.code]
+    parts: dict[int, list[str]] = {cell.number: [] for cell in notebook.cells}
+    by_number = {cell.number: cell for cell in notebook.cells}
+    for i1, i2, j1, j2 in changed_blocks(old, new):
+        if old[i1:i2] == new[j1:j2] or i2 - i1 == j2 - j1 > 1:  # (line-for-line edits: one line at a time)
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                cell = owner[i]
+                if old[i] == new[j]:
+                    parts[cell.number].append(cell.lines[i - cell.first + 1])
+                elif _is_magic(cell, i):
+                    raise NotebookError("an edit would change a magic or shell line")
+                else:
+                    parts[cell.number].append(new[j] + "\n")
+            continue
+        cells = {owner[i].number for i in range(i1, i2)} or {_insertion_cell(owner, i1)}
+        if len(cells) > 1:
+            raise NotebookError("an edit spans several cells")
+        if any(_is_magic(owner[i], i) for i in range(i1, i2)):
+            raise NotebookError("an edit would change a magic or shell line")
+        parts[cells.pop()].extend(line + "\n" for line in new[j1:j2])
+    edits = []
+    for number, lines in parts.items():
+        cell = by_number[number]
+        if lines == list(cell.lines):
+            continue
+        if lines:  # the cell's last line keeps its old ending (none, usually)
+            last_ending = cell.lines[-1][len(_body(cell.lines[-1])):] if cell.lines else ""
+            lines[-1] = _body(lines[-1]) + last_ending
+            lines[:-1] = [line if line != _body(line) else line + "\n" for line in lines[:-1]]
+        edits.extend(_token_edits(text, cell, "".join(lines)))
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
+
+
+def _is_magic(cell: Cell, index: int) -> bool:
+    """Whether module line ``index`` (0-based) stands in for IPython syntax."""
+    return cell.code[index - cell.first + 1] != _body(cell.lines[index - cell.first + 1])
+
+
+def _insertion_cell(owner: list[Cell], index: int) -> int:
+    """The cell a line inserted before module line ``index`` (0-based) goes to: the next line's, or the last."""
+    return owner[min(index, len(owner) - 1)].number
+
+
+def _token_edits(text: str, cell: Cell, new_text: str) -> list[tuple[int, int, str]]:
+    """(start, end, replacement) edits of the cell's source strings in ``text``."""
+    ascii_only = not any(ord(c) > 127 for c in text) and bool(re.search(r"\\u(00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])", text))
+
+    def encode(value: str) -> str:
+        return json.dumps(value, ensure_ascii=ascii_only)
+
+    if not cell.listed or not cell.tokens:
+        if not cell.tokens:
+            raise NotebookError(f"cell {cell.number} has no source to edit")
+        start, end = cell.tokens[0]
+        return [(start, end, encode(new_text))]
+    old = [json.loads(text[s:e]) for s, e in cell.tokens]
+    new = new_text.splitlines(keepends=True)  # as nbformat writes a source list
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    changed_old, changed_new = cell.tokens[head:len(old) - tail], new[head:len(new) - tail]
+    separator = _separator(text, cell.tokens)
+    replacement = separator.join(encode(value) for value in changed_new)
+    if changed_old:
+        return [(changed_old[0][0], changed_old[-1][1], replacement)]
+    if not changed_new:
+        return []
+    if head:  # inserted after the string before
+        at = cell.tokens[head - 1][1]
+        return [(at, at, separator + replacement)]
+    at = cell.tokens[0][0]
+    return [(at, at, replacement + separator)]
+
+
+def _separator(text: str, tokens) -> str:
+    """What stands between two strings of a source list in this file (a comma, a newline, indentation)."""
+    if len(tokens) > 1:
+        return text[tokens[0][1]:tokens[1][0]]
+    start = tokens[0][0]
+    line_start = text.rfind("\n", 0, start) + 1
+    indent = text[line_start:start]
+    return ",\n" + indent if not indent.strip() else ", "
+
+
+def _placed(places):
+    """Places (``Related``, or ``{"path", "line", ...}``) with ``cell`` set where the path is a notebook's."""
+    return [p if not is_notebook(p.path if isinstance(p, Related) else p["path"])
+            else replace(p, cell=place_of(p.path, p.line)) if isinstance(p, Related)
+            else {**p, "cell": place_of(p["path"], p["line"])} for p in places]
+
+
+def in_cells(items: list) -> list:
+    """Findings or entries with ``cell`` set where their path is a notebook, and the same for their
+    related places and auto-clustering splitters."""
+    out = []
+    for item in items:
+        changes: dict[str, Any] = {}
+        if getattr(item, "related", ()):
+            changes["related"] = tuple(_placed(item.related))
+        if getattr(item, "autocluster", None):
+            changes["autocluster"] = {**item.autocluster, "splitters": _placed(item.autocluster["splitters"])}
+        if is_notebook(item.path):
+            changes["cell"] = place_of(item.path, item.line)
+        out.append(replace(item, **changes) if changes else item)
+    return out

@@ -1,0 +1,116 @@
+"""Run a user's script for ``xlalint run`` in a child of a TensorFlow server, and read back what it captured.
+
+One server (``backend/run/server.py``) serves every run of the command: TensorFlow, Keras and the
+libraries the scripts import are imported once, and each run is a child forked from it (on Linux;
+elsewhere, or with ``XLALINT_NO_FORK=1``, a fresh interpreter per run), in its own session,
+working in a scratch mirror of the user's working directory. The child stops itself at the run
+budget; one that does not (stuck in C code) is killed with everything it started a little later,
+and what it had captured by then is kept. The scratch folder is removed whatever happens, and
+closing the server kills everything it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from typing import Any
+
+from xlalint.process.child_end import death
+from xlalint.tracing.preload_plan import run_preloads
+from xlalint.process.result_file import aside
+from xlalint.run.scratch import make_scratch, remove_scratch
+from xlalint.tracing.server import Server, WorkerError, start_server
+
+IMPORT_ALLOWANCE_S = 120.0  # setting up the run (and, without fork, importing TensorFlow) and writing the result
+
+
+class RunServer:
+    """The server of one ``xlalint run``: one run at a time, each in a fresh child; a context manager."""
+
+    def __init__(self, runs: list[tuple[str, str | None]]):
+        """``runs``: ``(file, MODULE)`` of each run (MODULE None for a script), whose libraries the server
+        imports before it forks (``run_preloads``)."""
+        self.work = tempfile.mkdtemp(prefix="xlalint-run-state-")
+        self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        self.preload = run_preloads(runs)
+        self.server: Server | None = None
+        self.runs = 0
+
+    def __enter__(self) -> RunServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill the server with every run it started, and remove the run's files."""
+        if self.server is not None:
+            self.server.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def _keep(self, server: Server) -> None:
+        self.server = server
+
+    def run(self, script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
+            first_step: bool = False) -> dict:
+        """The child's result: ``records`` (one per captured function), ``stop``, ``redirected``, ``refused``,
+        ``server`` (the pid that imported TensorFlow); ``{"error": ...}`` where the script never ran."""
+        cwd = os.path.realpath(os.getcwd())
+        protected = [cwd] + ([os.path.dirname(os.path.realpath(script))] if script else [])
+        self.runs += 1
+        files = {"result": os.path.join(self.work, f"{self.runs}.json"),
+                 "log": os.path.join(self.work, f"{self.runs}.log")}
+        scratch = make_scratch(cwd)
+        try:
+            request: dict[str, Any] = {
+                "script": script and os.path.abspath(script), "module": module, "argv": argv, "cwd": cwd,
+                "scratch": scratch, "protected": protected, "budget": budget, "patience": patience,
+                "first_step": first_step, "env": self.env, **files}
+            return self._served(request)
+        finally:
+            remove_scratch(scratch)
+            for path in [*files.values(), aside(files["result"])]:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+    def _served(self, request: dict) -> dict:
+        if self.server is None or not self.server.alive:
+            try:
+                start_server("xlalint.backend.run.server", self.preload, {**self.env, "TMPDIR": self.work},
+                             self.work, self._keep, "run server")
+            except WorkerError as error:
+                return {"error": str(error)}
+        server = self.server
+        assert server is not None  # kept by start_server
+        if server.start(request) is None:
+            stopped = server.stopped("the run")
+            server.kill()
+            return {"error": stopped}
+        end, killed = server.finish(request["budget"] + IMPORT_ALLOWANCE_S)
+        code = end["code"] if end else (None if killed else server.exit_code())  # not forking: the server ran it
+        server.done(end)
+        return _result(request["result"], code, killed is not None, request["budget"], request["log"])
+
+
+def run_script(script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
+               first_step: bool = False) -> dict:
+    """One run in a server of its own (``RunServer.run``)."""
+    with RunServer([(script, None)] if script else []) as server:
+        return server.run(script, module, argv, budget, patience, first_step)
+
+
+def _result(path: str, code: int | None, killed: bool, budget: float, log: str) -> dict:
+    result = None
+    with contextlib.suppress(OSError, ValueError), open(path, encoding="utf-8") as handle:
+        result = json.load(handle)
+    if result is None:
+        if killed or code is None:  # killed: no exit code
+            return {"error": f"the run was killed {IMPORT_ALLOWANCE_S:g}s past its budget, before it captured anything"}
+        return {"error": death(code, log, "the run")}
+    if result.get("stop") is None:  # killed from outside while it ran: keep what it captured
+        result["stop"] = {"kind": "budget", "where": None,
+                          "reason": f"the run did not stop at its budget of {budget:g}s and was killed"}
+    return result

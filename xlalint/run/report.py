@@ -1,0 +1,143 @@
+"""Turn what ``xlalint run`` captured into the check command's report.
+
+Each captured function is an entry of the file that defines it (a Keras step: of the file that
+called ``fit``), checked by the same rules as a traced entry; each finding also points at the call
+that reached it, with the specs seen. The report says where and why the run stopped, and lists
+the ``tf.function``s the script defines that the run never reached.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from dataclasses import replace
+
+from xlalint.autocluster.program import Seen
+from xlalint.checks import RunContext, hooks
+from xlalint.engine.analysis import file_findings, source_findings
+from xlalint.inputs.files import display_path, read_source
+from xlalint.inputs.notebooks import in_cells, place_of
+from xlalint.core.results import Entry, FileError, Related, Report, one_per_place, place
+from xlalint.engine.selection import Produced, select
+from xlalint.settings.table import Options
+from xlalint.engine.static_fallback import reached
+from xlalint.core.specs import signature_text
+from xlalint.source.suppressions import SuppressionIndex
+from xlalint.core.support import load_support
+from xlalint.core.wire import EntryRecord, file_result
+
+
+def _call_text(record: dict) -> str:
+    """`f` called here, in `main()`, with (the first call's shapes) from a dataset of (its relaxed spec)."""
+    seen = signature_text(record["signature"])
+    caller = "at module level" if record["call"][2] == "<module>" else f"in `{record['call'][2]}()`"
+    text = f"`{record['name']}` called here, {caller}, with ({seen})"
+    relaxed = [signature_text(spec) for spec in record.get("dataset_specs", ())]
+    if relaxed and relaxed[0] != seen:
+        text += f" from a dataset of ({relaxed[0]})"
+    return text + (f", traced {record['traces']} times" if record["traces"] > 1 else "")
+
+
+def _site(where: list | None) -> str:
+    if not where:
+        return "an unknown place"
+    return f"{place(display_path(where[0]), where[1], place_of(where[0], where[1]))} in `{where[2]}()`"
+
+
+def defined_tf_functions(path: str) -> list[tuple[str, int]]:
+    """``(name, def line)`` of each function the file decorates with ``tf.function`` (any arguments)."""
+    source, error = read_source(path)
+    if error:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decorators = [ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+            if any(d in ("tf.function", "function", "tensorflow.function") for d in decorators):
+                found.append((node.name, node.lineno))
+    return sorted(found, key=lambda item: item[1])
+
+
+def seen_mode(auto_jit: dict | None) -> Seen:
+    """Auto-clustering as the run showed it when it captured an entry (``Capture._auto_jit`` in the child)."""
+    if auto_jit is None:
+        return Seen(None)
+    if auto_jit["flags"] is not None:
+        source = f"TF_XLA_FLAGS={auto_jit['flags'].strip()} in the run"
+    elif auto_jit["where"]:
+        source = f"set_jit called at {place(display_path(auto_jit['where'][0]), auto_jit['where'][1])} in the run"
+    else:
+        source = "set_jit called in the run"
+    return Seen(source, auto_jit["cpu_global_jit"])
+
+
+def _with_call(finding, call: Related | None):
+    """The finding with the call that reached its entry as a related place (unless it is that place)."""
+    if call is None or (finding.path, finding.line) == (call.path, call.line):
+        return finding
+    return replace(finding, related=finding.related + (call,))
+
+
+def _digest(path: str) -> str:
+    """The SHA-256 of the file a fix would edit, as the report saw it (a fix refuses a file changed since)."""
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def _run_rule_findings(report: Report, records: list[dict], suppressions: SuppressionIndex,
+                       options: Options) -> list[Produced]:
+    """The run rules' findings on what the run saw of each captured function, counted for its entry."""
+    entries = {(e.path, e.name, e.line): i for i, e in enumerate(report.entries)}
+    sites = {r["name"]: (r["path"], r["line"]) for r in records}
+    run = RunContext((), suppressions, tuple(options.select), tuple(records))
+    produced = []
+    for finding in (f for check in hooks("check_run") for f in check(run)):
+        site = sites.get(finding.entry)
+        index = entries.get((display_path(site[0]), finding.entry, site[1])) if site else None
+        produced.append(Produced(finding, () if index is None else (index,), site))
+    return produced
+
+
+def run_report(result: dict, script: str, options: Options) -> Report:
+    """The report of one run; ``script`` is the file run (or the module's file)."""
+    report = Report(device=options.device, tensorflow=result.get("tensorflow"))
+    if result.get("error"):
+        report.errors.append(FileError(display_path(script), result["error"]))
+        return report
+    stop = result["stop"]
+    records = result["records"]
+    suppressions = SuppressionIndex()
+    support = load_support(report.tensorflow)
+    by_file: dict[str, list[EntryRecord]] = {}
+    for record in records:
+        by_file.setdefault(record["path"], []).append({**record, "seen_mode": seen_mode(record.get("auto_jit"))})
+    produced: list[Produced] = []
+    for path, entries in by_file.items():
+        produced += file_findings(report, file_result(path, entries=entries), support, options, False)
+    produced += _run_rule_findings(report, records, suppressions, options)
+    calls = {r["name"]: Related(display_path(r["call"][0]), r["call"][1], _call_text(r)) for r in records if r.get("call")}
+    produced = [replace(p, finding=_with_call(p.finding, calls.get(p.finding.entry))) for p in produced]
+    produced += map(Produced, source_findings(os.path.abspath(script), options))
+    report.findings = in_cells(one_per_place(select(report, produced, options, suppressions)))
+    report.sources = {os.path.abspath(f.path): _digest(f.path) for f in report.findings if f.fix}
+    captured = {(r["path"], r["line"]) for r in records}
+    called_inside, _ = reached(records)  # also the tf.functions a captured graph calls
+    for name, line in defined_tf_functions(script):
+        if (os.path.realpath(script), line) not in captured and name not in called_inside:
+            report.entries.append(Entry(display_path(script), name, line, "unknown",
+                                        "never called before the run stopped"))
+    if not records and stop["kind"] in ("error", "exit", "network"):
+        where = "" if stop["kind"] == "network" else f" at {_site(stop['where'])}"
+        report.errors.append(FileError(display_path(script), f"{stop['reason']}{where}, before any tf.function "
+                                       "was called"))
+    report.entries = in_cells(report.entries)
+    report.run = {"script": display_path(script), "stopped": stop["kind"], "reason": stop["reason"],
+                  "where": _site(stop["where"]) if stop["where"] else None, "calls": result.get("calls", 0),
+                  "written_to_scratch": sorted({p.split(os.sep)[0] for p in result.get("redirected", [])}),
+                  "refused_writes": [{**r, "where": _site(r["where"])} for r in result.get("refused", [])]}
+    return report

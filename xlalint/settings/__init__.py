@@ -1,0 +1,1 @@
+"""Every run setting, written once, and `[tool.xlalint]`."""
