@@ -16,7 +16,8 @@ from xlalint.settings.config import load_config
 from xlalint.engine.analysis import static_report
 from xlalint.inputs.files import display_path
 from xlalint.fixes import Guard, fix_files
-from xlalint.inputs.notebooks import MAGIC, NotebookError, parse_notebook, rewrite
+from xlalint.fixes.notebook import rewrite
+from xlalint.inputs.notebooks import MAGIC, NotebookError, parse_notebook
 from xlalint.report import EMITTERS
 from xlalint.settings.table import Options
 

@@ -17,7 +17,8 @@ from xlalint.inputs.files import display_path, is_env_file
 from xlalint.fixes.edits import FixTransformer
 from xlalint.fixes.guard import CHANGED, Guard
 from xlalint.fixes.source import Source, unified_diff
-from xlalint.inputs.notebooks import is_notebook, parse_notebook, rewrite
+from xlalint.fixes.notebook import rewrite
+from xlalint.inputs.notebooks import is_notebook, parse_notebook
 from xlalint.core.results import Finding
 
 
