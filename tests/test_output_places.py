@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from graph_builder import SUPPORT, GraphBuilder
-from xlalint.engine.entries import entry_findings
+from xlalint.engine.entries import CheckedFile, entry_findings
+from xlalint.engine.keras_decision import entry_facts
 from xlalint.core.results import Related, Report
 from xlalint.engine.selection import Produced, select
 from xlalint.settings.table import Options
@@ -20,7 +21,12 @@ VERIFIED = {"device": "cpu", "compiled": True, "error": None, "error_op": None, 
 def _findings(b: GraphBuilder, verify=None, device="cpu"):
     raw = {"name": "f", "line": 1, "kind": "tf.function", "jit_compile": None, "signature": [],
            "graph": b.build().data, **({"verify": verify} if verify else {})}
-    return entry_findings(raw, "/src/model.py", SUPPORT, Options(device=device))
+    return _entry_findings(raw, Options(device=device))
+
+
+def _entry_findings(raw, options: Options):
+    path = "/src/model.py"
+    return entry_findings(raw, CheckedFile.at(path), SUPPORT, options, entry_facts(raw, path, options))
 
 
 def _plain() -> GraphBuilder:
@@ -81,5 +87,5 @@ def test_the_offer_of_jit_compile_does_not_depend_on_which_codes_are_shown():
     assert [f.code for f in everything] == ["XLA001"]
     raw = {"name": "f", "line": 1, "kind": "tf.function", "jit_compile": None, "signature": [], "graph": b.build().data}
     options = Options(device="cpu", select=("XLA403",))
-    produced = [Produced(f) for f in entry_findings(raw, "/src/model.py", SUPPORT, options)]
+    produced = [Produced(f) for f in _entry_findings(raw, options)]
     assert select(Report("cpu"), produced, options, None) == []

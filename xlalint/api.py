@@ -15,8 +15,9 @@ from typing import Any
 
 from xlalint.settings import table as settings
 from xlalint.autocluster.judge import judge_entry
-from xlalint.autocluster.program import AUTO_CLUSTERING, entry_mode
-from xlalint.engine.entries import NO_GRAPH, entry_findings
+from xlalint.autocluster.program import AUTO_CLUSTERING
+from xlalint.engine.entries import NO_GRAPH, CheckedFile, entry_findings
+from xlalint.engine.keras_decision import entry_facts
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.results import Entry, Report
 from xlalint.engine.selection import Produced, select as select_findings, verdict
@@ -44,18 +45,18 @@ def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE,
 
     raw, path, tensorflow = trace_object(fn_or_model, specs, options.verify)
     support, graph = load_support(tensorflow), OpGraph(raw["graph"] or NO_GRAPH)  # trace_object always has one
-    xla_mode = entry_mode(path, raw.get("jit_compile"), options.mode, options.device)
-    options.mode = "autocluster" if xla_mode.name == AUTO_CLUSTERING else "jit"  # the rules' fixes follow it
-    findings, judged, clusters = judge_entry(xla_mode, graph, entry_findings(raw, path, support, options, graph),
-                                             support, options.device, Location(path, raw["line"]))
+    facts = entry_facts(raw, path, options)
+    options.mode = "autocluster" if facts.mode.name == AUTO_CLUSTERING else "jit"  # the rules' fixes follow it
+    findings = entry_findings(raw, CheckedFile.at(path), support, options, facts, graph)
+    findings, judged, clusters = judge_entry(facts.mode, graph, findings, support, options.device,
+                                             Location(path, raw["line"]))
     report = Report(device=options.device, tensorflow=tensorflow)
     produced = [Produced(f, (0,)) for f in findings]
     report.findings = select_findings(report, produced, options, None)  # no comments: the object is checked, not a file
     outcome = verdict(report.findings)
     report.entries.append(Entry(report.findings[0].path if report.findings else path, raw["name"], raw["line"],
                                 "runs" if judged == "runs" and outcome == "compatible" else outcome,
-                                verify=raw.get("verify"), autocluster=clusters, jit_compile=raw.get("jit_compile"),
-                                **xla_mode.fields()))
+                                verify=raw.get("verify"), autocluster=clusters, **facts.fields()))
     return report
 
 

@@ -17,13 +17,13 @@ from typing import Any, Mapping, Sequence
 import libcst
 
 from xlalint.autocluster.judge import judge_entry, judged_by_name
-from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
+from xlalint.autocluster.program import AUTO_CLUSTERING, Mode
 from xlalint.checks import RULES
 from xlalint.engine.coverage import auto_jit_sites, count_ops
-from xlalint.engine.entries import NO_GRAPH, entry_findings, libcst_source
+from xlalint.engine.entries import NO_GRAPH, CheckedFile, entry_findings, libcst_source
 from xlalint.inputs.files import collect_files, display_path, record_sources
 from xlalint.core.gc_pause import gc_paused
-from xlalint.engine.keras_decision import jit_setting, kept_off, refuses_jit
+from xlalint.engine.keras_decision import EntryFacts, entry_facts
 from xlalint.inputs.notebooks import in_cells
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.results import Entry, FileError, Finding, Report, one_per_place
@@ -126,57 +126,46 @@ def static_report(paths: list[str], options: Options) -> Report:
 def file_findings(report: Report, result: FileResult, support, options: Options, explicit: bool) -> list[Produced]:
     """Add one file's entries (verdicts pending) and return their findings; a file found by a
     directory scan may have no entry."""
-    path = display_path(result["path"])
+    file = CheckedFile.at(result["path"])
     if result["error"]:
-        report.errors.append(FileError(path, result["error"]))
+        report.errors.append(FileError(file.shown, result["error"]))
         return []
     if not result["entries"] and explicit:
-        report.errors.append(FileError(path, NOTHING_FOUND, notice=True))
+        report.errors.append(FileError(file.shown, NOTHING_FOUND, notice=True))
         return []
     produced = []
     for raw in result["entries"]:
         for covered in raw.get("covers", ()):  # checked as part of this entry; what needs no trace is said as before
-            produced += _untraced_findings(covered, result["path"], support, options)
-        mode = _mode(result["path"], raw, options)
+            produced += _untraced_findings(covered, file, support, options, entry_facts(covered, file.path, options))
+        facts = entry_facts(raw, file.path, options)
         if raw["graph"] is None:
-            report.entries.append(Entry(path, raw["name"], raw["line"], "unknown", raw["error"],
-                                        **_keras_fields(raw, options.device), **mode.fields()))
-            produced += _untraced_findings(raw, result["path"], support, options, mode)
+            report.entries.append(Entry(file.shown, raw["name"], raw["line"], "unknown", raw["error"],
+                                        **facts.fields()))
+            produced += _untraced_findings(raw, file, support, options, facts)
             continue
-        site = (result["path"], raw["line"])  # a comment on the entry's own line covers its findings too
+        site = (file.path, raw["line"])  # a comment on the entry's own line covers its findings too
         if options.save_graphs:
-            save_entry(options.save_graphs, result["path"], raw, report.tensorflow)
+            save_entry(options.save_graphs, file.path, raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
-        findings, verdict, clusters = judge_entry(mode, graph, entry_findings(raw, result["path"], support,
-                                                                               _for_rules(options, mode), graph),
-                                                  support, options.device, Location(result["path"], raw["line"]))
+        findings = entry_findings(raw, file, support, _for_rules(options, facts.mode), facts, graph)
+        findings, verdict, clusters = judge_entry(facts.mode, graph, findings, support, options.device,
+                                                  Location(file.path, raw["line"]))
         produced += [Produced(f, (len(report.entries),), site) for f in findings]
-        report.entries.append(Entry(path, raw["name"], raw["line"], "runs" if verdict == "runs" else PENDING,
+        report.entries.append(Entry(file.shown, raw["name"], raw["line"], "runs" if verdict == "runs" else PENDING,
                                     verify=raw.get("verify"), autocluster=clusters, ops=count_ops(graph),
-                                    **_keras_fields(raw, options.device), **mode.fields()))
+                                    **facts.fields()))
     return produced
 
 
-def _untraced_findings(raw: EntryRecord, path: str, support, options: Options,
-                       mode: Mode | None = None) -> list[Produced]:
+def _untraced_findings(raw: EntryRecord, file: CheckedFile, support, options: Options,
+                       facts: EntryFacts) -> list[Produced]:
     """The findings of an entry that has no trace of its own: what Keras decides needs none (XLA30x);
-    they count for no entry's verdict, and a comment on the entry's line covers them. ``mode``: the
-    entry's, where the caller has it already."""
+    they count for no entry's verdict, and a comment on the entry's line covers them."""
     if not (raw.get("keras_layers") or raw.get("keras")):
         return []
-    rules = _for_rules(options, mode or _mode(path, raw, options))
-    return [Produced(f, (), (path, raw["line"])) for f in entry_findings(raw, path, support, rules, OpGraph(NO_GRAPH))]
-
-
-def _mode(path: str, raw: EntryRecord, options: Options) -> Mode:
-    """The XLA mode an entry runs in: read from the files, or as its run showed it (``xlalint run``)."""
-    return entry_mode(path, jit_setting(raw, options.device), options.mode, options.device, raw.get("seen_mode"))
-
-
-def _keras_fields(raw: EntryRecord, device: str) -> dict:
-    """An entry's XLA setting on ``device``: Keras' decision for a compiled model, else its tf.function's."""
-    return {"jit_compile": jit_setting(raw, device), "xla_off": kept_off(raw, device),
-            "keras_refuses_jit": refuses_jit(raw, device)}
+    rules = _for_rules(options, facts.mode)
+    return [Produced(f, (), (file.path, raw["line"])) for f in entry_findings(raw, file, support, rules, facts,
+                                                                              OpGraph(NO_GRAPH))]
 
 
 def _for_rules(options: Options, mode: Mode) -> Options:

@@ -5,11 +5,11 @@ No TensorFlow here: a saved graph (``--save-graphs``) gives the same findings as
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from xlalint.checks import RULES, Context, EntryContext, hooks, run_checks
 from xlalint.inputs.files import display_path, read_source
-from xlalint.engine.keras_decision import decision, kept_off
+from xlalint.engine.keras_decision import EntryFacts, entry_facts
 from xlalint.fixes.split import split_suggestion
 from xlalint.inputs.notebooks import place_of
 from xlalint.core.opgraph import OpGraph
@@ -25,22 +25,35 @@ NOWHERE = Location("", 0)  # an op with no user line has no related place
 NO_GRAPH: Graph = {"format": FORMAT, "root": "-", "num_args": 0, "functions": {"-": {"inputs": [], "outputs": []}}, "nodes": []}
 
 
+@dataclass(frozen=True)
+class CheckedFile:
+    """The file entries were found in: its path as read, and as the report shows it."""
+
+    path: str
+    shown: str
+
+    @classmethod
+    def at(cls, path: str) -> CheckedFile:
+        return cls(path, display_path(path))
+
+
 def findings_for_traced_entry(raw: EntryRecord, path: str, tensorflow: str, options: Options) -> list[Finding]:
     """Every finding of one traced entry, e.g. one written by ``save_entry`` (no TensorFlow needed)."""
-    return entry_findings(raw, path, load_support(tensorflow), options)
+    return entry_findings(raw, CheckedFile.at(path), load_support(tensorflow), options, entry_facts(raw, path, options))
 
 
-def entry_findings(raw: EntryRecord, path: str, support, options: Options, graph: OpGraph | None = None) -> list[Finding]:
-    """Every finding of one entry, unselected; ``path`` is the file the entry was found in."""
+def entry_findings(raw: EntryRecord, file: CheckedFile, support, options: Options, facts: EntryFacts,
+                   graph: OpGraph | None = None) -> list[Finding]:
+    """Every finding of one entry of ``file``, unselected; ``options`` as its rules see them."""
     graph = graph if graph is not None else OpGraph(raw["graph"] or NO_GRAPH)
     ctx = Context(support, options.device, raw["name"], tuple(raw["signature"]), raw["kind"],
-                  tuple(raw.get("keras_layers", ())), options.mode, keras=decision(raw, options.device))
-    findings = _rule_findings(graph, ctx, raw, Location(path, raw["line"]))
-    if kept_off(raw, options.device):  # Keras will not compile it: its ops block nothing, the decision is said
+                  tuple(raw.get("keras_layers", ())), options.mode, keras=facts.keras)
+    findings = _rule_findings(graph, ctx, raw, Location(file.path, raw["line"]))
+    if facts.xla_off:  # Keras will not compile it: its ops block nothing, the decision is said
         findings = [f for f in findings if RULES[f.code].said_when_off]
     if raw.get("jit_compile") is True:
-        findings = _with_split_suggestion(findings, path, raw["line"])
-    entry = EntryContext(raw, graph, path, tuple(findings))
+        findings = _with_split_suggestion(findings, file, raw["line"])
+    entry = EntryContext(raw, graph, file.path, tuple(findings))
     return findings + [f for check in hooks("check_entry") for f in check(entry)]
 
 
@@ -70,13 +83,12 @@ def _related_ops(graph: OpGraph, hit, primary: Location) -> tuple[Related, ...]:
     return tuple(places)
 
 
-def _with_split_suggestion(findings: list[Finding], path: str, def_line: int) -> list[Finding]:
+def _with_split_suggestion(findings: list[Finding], file: CheckedFile, def_line: int) -> list[Finding]:
     """Under jit_compile=True there is no escape hatch: say how to split the function."""
-    here = display_path(path)
-    blockers = {f.line for f in findings if f.severity == "error" and f.path == here}
-    source = libcst_source(path) if blockers else None
+    blockers = {f.line for f in findings if f.severity == "error" and f.path == file.shown}
+    source = libcst_source(file.path) if blockers else None
     try:
-        cell = place_of(path, def_line)  # in a notebook, the lines of the function's cell are named
+        cell = place_of(file.path, def_line)  # in a notebook, the lines of the function's cell are named
         suggestion = split_suggestion(source, def_line, blockers, def_line - cell["line"] if cell else 0) \
             if source else None
     except RecursionError:  # nested calls: libcst's copy of the tree follows fewer levels than its scan
@@ -84,7 +96,7 @@ def _with_split_suggestion(findings: list[Finding], path: str, def_line: int) ->
     if not suggestion:
         return findings
     return [replace(f, hint=f"{f.hint} Inside jit_compile=True nothing can opt out of XLA: {suggestion}.")
-            if f.severity == "error" and f.path == here else f for f in findings]
+            if f.severity == "error" and f.path == file.shown else f for f in findings]
 
 
 def libcst_source(path: str) -> str | None:

@@ -1,20 +1,48 @@
-"""Keras' jit_compile decision for one traced entry on the target device (no TensorFlow here).
+"""One entry's XLA facts on the target device, derived once from its record (no TensorFlow here).
 
 The worker records, for every compiled Keras model, what Keras decides on each device
-(``xlalint.backend.keras_step.jit_decisions``); everything after tracing reads it through here.
+(``xlalint.backend.keras_step.jit_decisions``); ``entry_facts`` reads it, with the XLA mode the
+program runs the entry in, and everything after tracing reads the entry's ``EntryFacts``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from xlalint.autocluster.program import Mode, entry_mode
 from xlalint.core.wire import EntryRecord
+from xlalint.settings.table import Options
 
 FIT_SUFFIX = ".fit"  # the train-step entry of a model is named MODEL.fit
 
 
-def decision(raw: EntryRecord, device: str) -> dict[str, Any] | None:
-    """``{"model", "requested", "compile", "jit", "reason", "layer", "supported"}`` for a compiled Keras model's entry, else None."""
+@dataclass(frozen=True)
+class EntryFacts:
+    """How the program runs one entry on the target device, and what Keras decides for it."""
+
+    mode: Mode  # the XLA mode its program runs it in (xlalint.autocluster.program)
+    # a compiled Keras model's: {"model", "requested", "compile", "jit", "reason", "layer", "supported"}
+    keras: dict[str, Any] | None
+    jit_compile: bool | None  # whether it runs under jit_compile: Keras' decision for a model, else its tf.function's
+    xla_off: str | None  # why Keras runs its model without XLA
+
+    def fields(self) -> dict:
+        """Its report row's XLA fields (``core.results.Entry``)."""
+        return {"jit_compile": self.jit_compile, "xla_off": self.xla_off,
+                "keras_refuses_jit": self.keras is not None and not self.keras["supported"], **self.mode.fields()}
+
+
+def entry_facts(raw: EntryRecord, path: str, options: Options) -> EntryFacts:
+    """The facts of an entry found in ``path``: Keras' decision, the jit setting it makes, then the mode (as
+    the program's files show it, or its run: ``xlalint run``)."""
+    keras = _decision(raw, options.device)
+    jit = keras["jit"] if keras is not None else raw.get("jit_compile")
+    return EntryFacts(entry_mode(path, jit, options.mode, options.device, raw.get("seen_mode")), keras, jit,
+                      keras["reason"] if keras is not None and not keras["jit"] else None)
+
+
+def _decision(raw: EntryRecord, device: str) -> dict[str, Any] | None:
     keras = raw.get("keras")
     if not keras:
         return None
@@ -22,21 +50,3 @@ def decision(raw: EntryRecord, device: str) -> dict[str, Any] | None:
              "keras-step": raw["name"].rpartition(".")[0]}.get(raw.get("kind", ""), raw["name"])  # a run's Class.step
     return {"model": model, "requested": keras["requested"], "compile": keras.get("compile"),
             **keras["devices"][device]}
-
-
-def jit_setting(raw: EntryRecord, device: str) -> bool | None:
-    """Whether the entry runs under jit_compile: Keras' decision for a compiled model, else its tf.function's."""
-    decided = decision(raw, device)
-    return decided["jit"] if decided is not None else raw.get("jit_compile")
-
-
-def refuses_jit(raw: EntryRecord, device: str) -> bool:
-    """Keras would turn jit_compile=True off for this entry's model on ``device`` (a layer, op determinism...)."""
-    decided = decision(raw, device)
-    return decided is not None and not decided["supported"]
-
-
-def kept_off(raw: EntryRecord, device: str) -> str | None:
-    """Why Keras runs this entry's model without XLA on ``device``, or None."""
-    decided = decision(raw, device)
-    return decided["reason"] if decided is not None and not decided["jit"] else None
