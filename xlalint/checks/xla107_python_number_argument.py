@@ -47,13 +47,14 @@ def check_source(index: Index, ctx: SourceContext):
             continue
         for call in calls_run_by(loop.body if isinstance(loop, cst.For) else index.comprehension(loop)):
             name = call.func.value if isinstance(call.func, cst.Name) else None
-            for arg in call.args if name in retraced else ():
+            if name is None or name not in retraced:
+                continue
+            for arg in call.args:
                 if isinstance(arg.value, cst.Name) and arg.value.value in numbers:
-                    yield _finding(name, arg, retraced[name])
+                    yield _finding(name, arg, arg.value.value, retraced[name])
 
 
-def _finding(function: str, arg: cst.Arg, jit: bool) -> Pending:
-    number = arg.value.value
+def _finding(function: str, arg: cst.Arg, number: str, jit: bool) -> Pending:
     compiles = ", and XLA compiles each trace again" if jit else ""
     return Pending(RULE, f"`{function}` gets the Python number `{number}`, a new value on every pass of the "
                    f"loop: tf.function traces it again for each value{compiles}",

@@ -39,8 +39,8 @@ def check_file(path: str, device: str, mode: str) -> tuple[list[Entry], list[Fin
         return [], [], [FileError(shown, refused)]
     try:
         scan = scan_source(shown, source, load_table(), device)
-    except cst.ParserSyntaxError as error:  # syntax Python accepts and libcst does not know yet
-        return [], [], [FileError(shown, f"syntax error at line {error.raw_line}: {error.message}")]
+    except cst.ParserSyntaxError as parse_error:  # syntax Python accepts and libcst does not know yet
+        return [], [], [FileError(shown, f"syntax error at line {parse_error.raw_line}: {parse_error.message}")]
     except RecursionError:
         return [], [], [FileError(shown, TOO_DEEP)]
     return ([Entry(shown, fn.name, fn.line, PENDING) for fn in scan.functions],

@@ -30,12 +30,18 @@ class FixOutcome:
     error: str | None = None  # why the file was left alone
 
 
+def _kind(finding: Finding) -> str:
+    """The kind of ``finding``'s fix: every finding given to ``edit`` has one."""
+    assert finding.fix is not None
+    return finding.fix.kind
+
+
 def _fix_text_file(old: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
     """Shell scripts and Dockerfiles: each reported line as its rule's ``line_edit`` rewrites it."""
     lines = old.split("\n")
     fixed = []
     for f in findings:
-        line_edit = fix_of(f.fix.kind).line_edit
+        line_edit = fix_of(_kind(f)).line_edit
         new = line_edit(lines[f.line - 1]) if line_edit else None
         if new is not None:
             lines[f.line - 1] = new
@@ -60,13 +66,13 @@ def edit(path: str, data: bytes, findings: list[Finding]) -> tuple[bytes, list[F
 
 def _fix_python(path: str, text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
     """``(new text, findings fixed)`` of Python source; raises ValueError if the result would not parse."""
-    transformer = FixTransformer({(f.fix.kind, f.line): fix_of(f.fix.kind) for f in findings})
+    transformer = FixTransformer({(_kind(f), f.line): fix_of(_kind(f)) for f in findings})
     new = MetadataWrapper(cst.parse_module(text)).visit(transformer).code
     try:
         compile(new, path, "exec")
     except SyntaxError as error:
         raise ValueError(f"the fixed source would not parse ({error.msg} at line {error.lineno})") from error
-    return new, [f for f in findings if (f.fix.kind, f.line) in transformer.done]
+    return new, [f for f in findings if (_kind(f), f.line) in transformer.done]
 
 
 def apply_to_file(path: str, findings: list[Finding]) -> tuple[bytes, bytes, list[Finding]]:

@@ -8,10 +8,14 @@ shift each other; comments and formatting elsewhere are kept, and every edit is 
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import libcst as cst
 from libcst.metadata import PositionProvider
 
 from xlalint.checks import Fix
+
+NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 
 
 class FixTransformer(cst.CSTTransformer):
@@ -28,16 +32,16 @@ class FixTransformer(cst.CSTTransformer):
         self._ancestors.append(node)
         return super().on_visit(node)
 
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+    def on_leave(self, original: NodeT, updated: NodeT) -> NodeT | cst.RemovalSentinel | cst.FlattenSentinel[NodeT]:
         self._ancestors.pop()
-        updated = super().on_leave(original, updated)
+        result = super().on_leave(original, updated)
         for kind, edit in self.edits.items():
-            if not isinstance(original, edit.node_type) or not isinstance(updated, edit.node_type):
+            if not isinstance(original, edit.node_type) or not isinstance(result, edit.node_type):
                 continue
             key = (kind, self.get_metadata(PositionProvider, edit.anchor(original)).start.line)
             if key in self.requests:
-                changed = edit.change(updated, tuple(self._ancestors))
+                changed = edit.change(result, tuple(self._ancestors))
                 if changed is not None:
                     self.done.add(key)
-                    updated = changed
-        return updated
+                    result = changed
+        return result

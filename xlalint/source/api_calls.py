@@ -59,8 +59,10 @@ class _Walk:
     def scan_body(self, fn: Def, entry: str) -> list[Def]:
         """The calls in ``fn``'s body, nested functions included, host callbacks excluded;
         return the module functions it calls."""
-        helpers, host_names, nested = [], set(), []
-        stack = [fn.node.body]
+        helpers: list[Def] = []
+        host_names: set[str] = set()
+        nested: list[cst.FunctionDef] = []
+        stack: list[cst.CSTNode] = [fn.node.body]
         while stack or nested:
             if not stack:  # nested functions last, once the host callbacks' arguments are known
                 inner = nested.pop()
@@ -96,9 +98,11 @@ class _Walk:
     def check_call(self, call: cst.Call, entry: str, host_names: set[str]) -> frozenset[int]:
         """Record ``call`` if the table lists its API; return the ids of arguments that run on the host."""
         api = self.index.aliases.tf_api(call.func)
-        keywords = {keyword(a): a.value.evaluated_value for a in call.args
+        if not api:
+            return frozenset()
+        keywords = {a.keyword.value: a.value.evaluated_value for a in call.args
                     if a.keyword and isinstance(a.value, cst.SimpleString)}
-        info = lookup(self.table, api, self.missing, keywords) if api else None
+        info = lookup(self.table, api, self.missing, keywords)
         if info is None:
             return frozenset()
         count = _argument_count(call)

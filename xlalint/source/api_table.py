@@ -55,9 +55,9 @@ def no_kernel(table: dict, device: str) -> frozenset[str]:
 
 
 def lookup(table: dict, api: str, missing: frozenset[str],
-           keywords: dict[str, str] | None = None) -> ApiInfo | None:
+           keywords: dict[str, str | bytes] | None = None) -> ApiInfo | None:
     """``api`` (e.g. ``tf.strings.length``) when a call blocks or warns on the device ``missing``
-    is for; ``keywords``: the call's string keyword arguments (``method="area"``)."""
+    is for; ``keywords``: the call's string (or bytes) keyword arguments (``method="area"``)."""
     record = table["apis"].get(api)
     if record is None:
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Generic, TypeVar
 
 import libcst as cst
 
@@ -21,14 +22,13 @@ class Aliases:
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
-                full = dotted(alias.name)
-                local = alias.asname.name.value if alias.asname else full.split(".")[0]
-                self.names[local] = full if alias.asname else local
+                full, asname = alias.evaluated_name, alias.evaluated_alias
+                local = asname if asname else full.split(".")[0]
+                self.names[local] = full if asname else local
         elif not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar):
             module = dotted(node.module)
             for alias in node.names:
-                local = alias.asname.name.value if alias.asname else alias.name.value
-                self.names[local] = f"{module}.{alias.name.value}"
+                self.names[alias.evaluated_alias or alias.evaluated_name] = f"{module}.{alias.evaluated_name}"
 
     def qualify(self, expr) -> str | None:
         """``tensorflow.strings.length`` for ``tf.strings.length`` under ``import tensorflow as tf``."""
@@ -53,9 +53,12 @@ class Def:
     module_level: bool
 
 
+NodeT = TypeVar("NodeT", bound=cst.CSTNode)
+
+
 @dataclass(frozen=True)
-class Site:
-    node: cst.Call | cst.Assign | cst.AugAssign
+class Site(Generic[NodeT]):
+    node: NodeT  # a call, or an assignment
     owner: str  # the enclosing function, or "<module>"
 
 
@@ -67,11 +70,11 @@ class Index:
         self.aliases = Aliases()
         self.defs: list[Def] = []
         self.classes: list[tuple[str, cst.ClassDef]] = []
-        self.calls: list[Site] = []
-        self.assigns: list[Site] = []
+        self.calls: list[Site[cst.Call]] = []
+        self.assigns: list[Site[cst.Assign | cst.AugAssign]] = []
         self.loops: list[cst.For | cst.CompFor] = []
         self.parents: dict[int, cst.CSTNode] = {}
-        stack = [(module, "", None, "<module>")]
+        stack: list[tuple[cst.CSTNode, str, str | None, str]] = [(module, "", None, "<module>")]
         while stack:
             node, scope, cls, owner = stack.pop()
             inner = (scope, cls, owner)
@@ -112,7 +115,8 @@ class Index:
     def wrapped(self, call: cst.Call) -> Def | None:
         """The module function named by ``call``'s first, positional argument, if any."""
         first = call.args[0] if call.args and not call.args[0].keyword else None
-        return self.module_defs.get(dotted(first.value)) if first else None
+        name = dotted(first.value) if first else None
+        return self.module_defs.get(name) if name is not None else None
 
     def inside(self, node: cst.CSTNode, defs: set[int]) -> bool:
         """Whether ``node`` is in the body of one of the functions ``defs`` (ids of FunctionDef nodes)."""

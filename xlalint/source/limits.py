@@ -20,7 +20,7 @@ TOO_DEEP = ("nested more deeply than the static pass follows (long chains of `an
 def refusal(source: str) -> str | None:
     """Why ``source`` is not given to libcst, or None."""
     tree, error = parse_python(source)
-    if error:
+    if tree is None:
         return error
     line = _deeper_than(tree, MAX_DEPTH)
     if line is not None:
@@ -33,7 +33,7 @@ def _deeper_than(tree: ast.AST, limit: int) -> int | None:
     """The line of a node more than ``limit`` levels down ``tree``, or None (level by level: fast)."""
     level = [tree]
     for _ in range(limit):
-        below = []
+        below: list[ast.AST] = []
         for node in level:
             for name in node._fields:
                 value = getattr(node, name, None)

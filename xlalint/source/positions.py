@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -52,17 +53,19 @@ class Positions:
         first, last = self.MARKERS
         if None in leaves.values() or len(unique) > last - first or self.IN_SOURCE.search(self.source):
             return self.slow(nodes)
-        replaced = {id(leaf): leaf.with_changes(value=chr(first + i) * len(leaf.value))
-                    for i, leaf in enumerate(unique)}
+        replaced: dict[int, cst.CSTNode] = {id(leaf): leaf.with_changes(value=chr(first + i) * len(leaf.value))
+                                            for i, leaf in enumerate(unique)}
         self.rebuild_ancestors(unique, replaced)
-        code = replaced[id(self.module)].code
+        module = replaced[id(self.module)]
+        assert isinstance(module, cst.Module)  # the module's copy: with_changes keeps a node's type
+        code = module.code
         found = {}
         for i, leaf in enumerate(unique):
             offset = code.index(chr(first + i))
             found[id(leaf)] = (code.count("\n", 0, offset) + 1, offset - code.rfind("\n", 0, offset))
         return {key: found[id(leaf)] for key, leaf in leaves.items()}
 
-    def rebuild_ancestors(self, leaves: list[cst.CSTNode], replaced: dict[int, cst.CSTNode]) -> None:
+    def rebuild_ancestors(self, leaves: Sequence[cst.CSTNode], replaced: dict[int, cst.CSTNode]) -> None:
         """Copy every ancestor of ``leaves`` with the replaced children, deepest first, up to the module."""
         depth: dict[int, tuple[int, cst.CSTNode]] = {}
         for leaf in leaves:
@@ -73,7 +76,7 @@ class Positions:
             for level, ancestor in enumerate(reversed(chain)):
                 depth[id(ancestor)] = (level, ancestor)
         for _, ancestor in sorted(depth.values(), key=lambda item: -item[0]):
-            changes = {}
+            changes: dict[str, cst.CSTNode | Sequence[cst.CSTNode]] = {}
             for name in child_fields(ancestor):
                 value = getattr(ancestor, name)
                 if isinstance(value, cst.CSTNode) and id(value) in replaced:

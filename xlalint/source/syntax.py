@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import fields
 
 import libcst as cst
@@ -61,8 +62,9 @@ def strings(expr: cst.CSTNode) -> list[str]:
     found, stack = [], [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
-            found.append(node.evaluated_value)
+        if (isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower()
+                and isinstance(value := node.evaluated_value, str)):  # always a str without the b prefix
+            found.append(value)
         elif isinstance(node, cst.FormattedStringText):
             found.append(node.value)
         else:
@@ -70,7 +72,7 @@ def strings(expr: cst.CSTNode) -> list[str]:
     return found
 
 
-def calls_run_by(node: cst.CSTNode):
+def calls_run_by(node: cst.CSTNode) -> Iterator[cst.Call]:
     """The calls in ``node`` that run with it (not those in functions or classes it defines)."""
     stack = [node]
     while stack:
