@@ -20,7 +20,7 @@ from xlalint.fixes.apply import edit
 
 pytestmark = pytest.mark.tf  # each run imports TensorFlow in its own process
 
-RUN_RULES = sorted(code for code, rule in RULES.items() if rule.run_only)
+RUN_RULES = sorted(code for code, rule in RULES.items() if rule.stage == "captured")
 SCENARIO = "needs_real_values"
 FIT = "fit_partial_batch"  # XLA108 under Keras fit
 LOOP = "retraced_in_dataset_loop"  # XLA109 from a value of a tf.data loop

@@ -2,15 +2,16 @@
 
 A graph rule's ``RULE.check`` is a pure function of an ``OpGraph`` and a ``Context``; a source
 rule's ``RULE.check_source`` reads a file's libcst index (``xlalint.source.index``) and is called by
-the libcst pass; run rules are reported by the engine (see each module's docstring).
+the libcst pass; the other stages' hooks are called where what they read is known (docs/architecture.md,
+"Rule hooks").
 """
 
 from __future__ import annotations
 
 import importlib
 
-from xlalint.checks.base import (STAGES, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule, RunContext,
-                                 SourceContext)
+from xlalint.checks.base import (STAGES, CapturedContext, Context, EntryContext, Fix, Hit, NodeEdit, Pending, Rule,
+                                 SelectedContext, SourceContext)
 from xlalint.core.results import SEVERITIES
 from xlalint.rule_codes import rule_modules
 
@@ -46,8 +47,8 @@ RULES: dict[str, Rule] = _load_rules()
 
 
 def hooks(name: str, stage: str | None = None) -> list:
-    """Every rule's hook ``name`` ("check_source", "check_text", "check_entry", "check_run"), in code
-    order; with ``stage``, only the hooks of rules of that stage."""
+    """Every rule's hook ``name`` ("check_source", "check_text", "check_entry", "check_selected",
+    "check_captured"), in code order; with ``stage``, only the hooks of rules of that stage."""
     return [getattr(rule, name) for rule in RULES.values()
             if getattr(rule, name) is not None and stage in (None, rule.stage)]
 
@@ -63,5 +64,5 @@ def run_checks(graph, ctx: Context, codes=None) -> list[Hit]:
     return [hit for code, rule in RULES.items() if code in wanted and rule.check for hit in rule.check(graph, ctx)]
 
 
-__all__ = ["CODE_RANGES", "Context", "EntryContext", "Fix", "Hit", "NodeEdit", "Pending", "Rule", "RULES",
-           "RunContext", "SourceContext", "fix_of", "hooks", "run_checks"]
+__all__ = ["CODE_RANGES", "CapturedContext", "Context", "EntryContext", "Fix", "Hit", "NodeEdit", "Pending", "Rule",
+           "RULES", "SelectedContext", "SourceContext", "fix_of", "hooks", "run_checks"]

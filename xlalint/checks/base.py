@@ -8,10 +8,11 @@ A rule module defines ``RULE = Rule(...)`` with the hook of its ``stage`` (docs/
 * ``check_text(path, text)``: findings in a shell script or Dockerfile (any stage);
 * ``check_entry(entry)`` (stage "entry"): findings from one traced entry and every graph rule's
   findings on it (offers, --verify disagreements);
-* ``check_run(run)`` (stage "run"): findings once every file of the run is in (suppressions' use);
-  under ``xlalint run``, also findings from what the run saw of each captured function
-  (``RunContext.captured``: retraces, partial batches...), made before selection like a graph
-  rule's, so that comments and ``per-file-ignores`` apply to them.
+* ``check_selected(ctx)`` (stage "selected"): findings about the run's selection itself, once every
+  other finding is selected (suppression comments that suppressed nothing);
+* ``check_captured(ctx)`` (stage "captured"): ``xlalint run`` only, findings from what the run saw of
+  each captured function (retraces, partial batches...), made before selection like a graph rule's,
+  so that comments and ``per-file-ignores`` apply to them.
 
 Hooks see every finding, never a filtered list: selection, per-file ignores and suppression
 comments apply once, at the end of the run (``xlalint.engine.selection``).
@@ -27,7 +28,7 @@ from xlalint.inputs.files import display_path
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.results import Finding, FixOffer
 from xlalint.core.support import SupportTable
-from xlalint.core.wire import EntryRecord
+from xlalint.core.wire import CapturedRecord, EntryRecord
 
 
 @dataclass(frozen=True)
@@ -93,18 +94,19 @@ class EntryContext:
 
 
 @dataclass(frozen=True)
-class RunContext:
-    """What a run rule sees once every file is in."""
+class SelectedContext:
+    """What a selection rule sees once every other finding of the run is selected."""
 
     files: tuple[str, ...]  # the Python files whose check ran to the end
     suppressions: Any  # xlalint.source.suppressions.SuppressionIndex, each comment's use known
     select: tuple[str, ...]  # the codes the run reports
-    # `xlalint run`: each captured function's record (xlalint/backend/run/capture.py): "name", "path",
-    # "line", "jit_compile", "call" ([file, line, function] of its first call), "traces" and
-    # "trace_args" (per trace [[argument, description], ...]), "functions" (tf.function objects of the
-    # definition called) and "made_at", "variables" (user lines of those its first trace made) and
-    # "unliftable" (why TensorFlow could not lift them out), "batches" (partial tf.data batches feeding it)
-    captured: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class CapturedContext:
+    """What a captured rule sees: each function ``xlalint run`` captured, as the run saw it."""
+
+    captured: tuple[CapturedRecord, ...]
 
 
 @dataclass(frozen=True)
@@ -136,9 +138,10 @@ class Fix:
 
 BY_API_NAME = "static: by API name, not traced"  # ends the message of a graph rule's --static stand-in
 
-# Where a rule's findings come from: the traced op graph, the source text (libcst, also --static),
-# one traced entry's findings (offers, --verify), or the whole run (suppressions' use).
-STAGES = {"graph": "check", "source": "check_source", "entry": "check_entry", "run": "check_run"}
+# Where a rule's findings come from: the traced op graph, the source text (libcst, also --static), one
+# traced entry's findings (offers, --verify), the run's selection (suppressions' use), or what `xlalint run` captured.
+STAGES = {"graph": "check", "source": "check_source", "entry": "check_entry", "selected": "check_selected",
+          "captured": "check_captured"}
 
 
 @dataclass(frozen=True)
@@ -153,10 +156,10 @@ class Rule:
     check_source: Callable[[Any, SourceContext], Iterable[Pending]] | None = None
     check_text: Callable[[str, str], Iterable[Finding]] | None = None
     check_entry: Callable[[EntryContext], Iterable[Finding]] | None = None
-    check_run: Callable[[RunContext], Iterable[Finding]] | None = None
+    check_selected: Callable[[SelectedContext], Iterable[Finding]] | None = None
+    check_captured: Callable[[CapturedContext], Iterable[Finding]] | None = None
     disables_xla: bool = False  # its findings say the framework runs the entry without XLA (coverage)
     said_when_off: bool = False  # its findings stand for an entry Keras keeps off XLA (its other findings do not)
-    run_only: bool = False  # only `xlalint run` sees it (RunContext.captured): its examples are scripts to run
     never_clustered: bool = False  # the op it flags has no XLA kernel here: auto-clustering always leaves it out
 
     def finding(self, message: str, hint: str, path: str, line: int, col: int = 1, entry: str = "",
@@ -183,7 +186,7 @@ def with_keyword(call: Any, name: str, aliases: tuple[str, ...] = ()) -> Any:
     return call.with_changes(args=args)
 
 
-def captured_site(record: dict) -> tuple[str, int]:
+def captured_site(record: CapturedRecord) -> tuple[str, int]:
     """Where a function captured by ``xlalint run`` is reported: its ``def`` (a Keras step: the ``fit`` call)."""
     return display_path(record["path"]), record["line"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from xlalint.checks.base import Fix, NodeEdit, Rule, RunContext, captured_site, with_keyword
+from xlalint.checks.base import CapturedContext, Fix, NodeEdit, Rule, captured_site, with_keyword
 from xlalint.inputs.files import display_path
 from xlalint.core.results import Related
 from xlalint.source.sourcemap import column
@@ -21,8 +21,8 @@ from xlalint.core.specs import signature_text
 BATCHES = ("batch", "padded_batch")
 
 
-def check_run(run: RunContext):
-    for record in run.captured:
+def check_captured(ctx: CapturedContext):
+    for record in ctx.captured:
         if record.get("jit_compile") is not True:
             continue
         for batch in record.get("batches", ()):
@@ -54,6 +54,6 @@ def _name(call: cst.Call):
 RULE = Rule("XLA108", "partial-last-batch", "warning",
             "A dataset batched without drop_remainder=True feeds a jit_compile function: XLA compiles it again "
             "for the smaller last batch (xlalint run).",
-            stage="run", check_run=check_run, run_only=True,
+            stage="captured", check_captured=check_captured,
             fix=Fix("drop-remainder", "unsafe", "batch with drop_remainder=True (each epoch drops the last examples)",
                     node_edit=NodeEdit(cst.Call, _drop_remainder, anchor=_name)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from xlalint.checks.base import Rule, RunContext, captured_site
+from xlalint.checks.base import CapturedContext, Rule, captured_site
 
 MIN_TRACES = 3
 SHOWN = 3  # values shown per argument
@@ -34,8 +34,8 @@ def _said(name: str, values: list[str]) -> str:
     return f"a new {what} of `{name}` ({shown})"
 
 
-def check_run(run: RunContext):
-    for record in run.captured:
+def check_captured(ctx: CapturedContext):
+    for record in ctx.captured:
         traces = record.get("traces", 1)
         if traces < MIN_TRACES:
             continue
@@ -53,4 +53,4 @@ def check_run(run: RunContext):
 RULE = Rule("XLA109", "retraced-in-run", "warning",
             "A tf.function was traced again and again in the run (new shapes or Python numbers): one XLA "
             "compilation per trace (xlalint run).",
-            stage="run", check_run=check_run, run_only=True)
+            stage="captured", check_captured=check_captured)

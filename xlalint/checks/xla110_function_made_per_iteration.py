@@ -9,15 +9,15 @@ not count.
 
 from __future__ import annotations
 
-from xlalint.checks.base import Rule, RunContext, captured_site
+from xlalint.checks.base import CapturedContext, Rule, captured_site
 from xlalint.inputs.files import display_path
 from xlalint.core.results import Related
 
 MIN_OBJECTS = 3
 
 
-def check_run(run: RunContext):
-    for record in run.captured:
+def check_captured(ctx: CapturedContext):
+    for record in ctx.captured:
         objects = record.get("functions", 0)
         if objects < MIN_OBJECTS:
             continue
@@ -35,4 +35,4 @@ def check_run(run: RunContext):
 RULE = Rule("XLA110", "function-made-per-iteration", "warning",
             "The same function is made into a new tf.function again and again: each one traced and compiled anew "
             "(xlalint run).",
-            stage="run", check_run=check_run, run_only=True)
+            stage="captured", check_captured=check_captured)

@@ -10,13 +10,13 @@ created the variable, with the function's ``def`` as a related place.
 
 from __future__ import annotations
 
-from xlalint.checks.base import Rule, RunContext, captured_site
+from xlalint.checks.base import CapturedContext, Rule, captured_site
 from xlalint.inputs.files import display_path
 from xlalint.core.results import Related
 
 
-def check_run(run: RunContext):
-    for record in run.captured:
+def check_captured(ctx: CapturedContext):
+    for record in ctx.captured:
         if record.get("jit_compile") is not True or not record.get("unliftable"):
             continue
         name, (path, line) = record["name"], captured_site(record)
@@ -35,4 +35,4 @@ def check_run(run: RunContext):
 RULE = Rule("XLA304", "variable-in-compiled-function", "error",
             "A jit_compile function creates a variable from its arguments: TensorFlow cannot lift it out and "
             "refuses to run the function with XLA (xlalint run).",
-            stage="run", check_run=check_run, run_only=True)
+            stage="captured", check_captured=check_captured)

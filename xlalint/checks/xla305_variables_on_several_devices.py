@@ -10,11 +10,11 @@ records the devices of the variables each captured function reads (``resource_de
 
 from __future__ import annotations
 
-from xlalint.checks.base import Rule, RunContext, captured_site
+from xlalint.checks.base import CapturedContext, Rule, captured_site
 
 
-def check_run(run: RunContext):
-    for record in run.captured:
+def check_captured(ctx: CapturedContext):
+    for record in ctx.captured:
         devices = record.get("resource_devices")
         if record.get("jit_compile") is not True or not devices:
             continue
@@ -32,4 +32,4 @@ def check_run(run: RunContext):
 RULE = Rule("XLA305", "variables-on-several-devices", "error",
             "A jit_compile function reads a distribution strategy's variables on several devices: XLA compiles "
             "it for one device and TensorFlow refuses it (xlalint run).",
-            stage="run", check_run=check_run, run_only=True)
+            stage="captured", check_captured=check_captured)

@@ -79,10 +79,10 @@ def _in_order(reports: list[dict], field: str, key: str, build: Callable[[Any], 
 
 
 def _used_elsewhere_dropped(findings: list[Finding], reports: list[dict]) -> list[Finding]:
-    """The findings less the run rules' (about suppression comments: XLA801) on comments that a finding of
-    another shard met."""
+    """The findings less the selection rules' (about suppression comments: XLA801) on comments that a finding
+    of another shard met."""
     used = {tuple(place) for data in reports for place in data["shard"].get("used_comments", [])}
-    return [f for f in findings if not (RULES[f.code].stage == "run" and (f.path, f.line) in used)]
+    return [f for f in findings if not (RULES[f.code].stage == "selected" and (f.path, f.line) in used)]
 
 
 def _baseline(reports: list[dict]) -> BaselineOutcome | None:

@@ -26,9 +26,9 @@ SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 SITE = re.compile(r"(.*?)(?::cell \d+)?:\d+")  # "path:line" or "nb.ipynb:cell 3:2" (xlalint.core.results.place)
 # the phases of a run's errors: paths that name nothing (every shard has them), files refused before
 # tracing, files whose trace failed; and of its findings: those of shell scripts and Dockerfiles, those
-# of Python files (traced or read), then the run rules'
+# of Python files (traced or read), then the selection rules'
 PATHS, BEFORE_TRACE, TRACED = 0, 1, 2
-TEXT, OWN, RUN_RULES = 0, 1, 2
+TEXT, OWN, SELECTED = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class ShardRun:
         return self._position(match[1] if match else site)
 
     def finding_key(self, finding: Finding) -> list[int]:
-        return self.origins.get(place_key(finding)) or [RUN_RULES, self._position(finding.path)]
+        return self.origins.get(place_key(finding)) or [SELECTED, self._position(finding.path)]
 
     def error_key(self, index: int, error: FileError) -> list[int]:
         phase = self.error_phases.get((error.path, error.message), TRACED)

@@ -97,6 +97,41 @@ class EntryRecord(TypedDict, total=False):
     covers: list[EntryRecord]  # discovered models its trace called, checked as part of it (not traced on their own)
 
 
+class PartialBatch(TypedDict):
+    """A ``batch``/``padded_batch`` of a user's dataset that leaves a smaller last batch (backend/run/batches.py)."""
+
+    site: list  # [file, line, function] of the call
+    batch_size: int
+    size: int | None  # the dataset's elements; None: not known
+    left: int | None  # the last batch's; None: not known
+    relaxed: list[dict]  # the dataset's element spec: [{"dtype", "shape"}]
+
+
+class AutoJit(TypedDict):
+    """What turned auto-clustering on when a function was captured."""
+
+    where: list | None  # [file, line] of the script's set_jit call
+    flags: str | None  # TF_XLA_FLAGS, where they turned it on
+    cpu_global_jit: bool  # they hold --tf_xla_cpu_global_jit
+
+
+class CapturedRecord(EntryRecord, total=False):
+    """``xlalint run``: one captured function's record, as the run saw it (backend/run/capture.py)."""
+
+    path: str  # the file of its def (a Keras step without its own: of the fit call)
+    call: list | None  # [file, line, function] of its first call
+    traces: int
+    calls: int
+    trace_args: list[list[list[str]]]  # per trace: [[argument, description], ...]
+    functions: int  # tf.function objects of its definition called
+    made_at: list[list]  # [file, line, function] where they were made
+    batches: list[PartialBatch]  # the partial batches that fed it
+    dataset_specs: list[list[dict]]  # the relaxed specs of the datasets that fed it
+    variables: list[list]  # [file, line, function] of the variables its first trace made
+    unliftable: str | None  # why TensorFlow could not lift them out of the function
+    auto_jit: AutoJit | None  # None: auto-clustering was off
+
+
 class Target(TypedDict):
     name: str
     specs: list[str] | None  # None: the function's own input_signature

@@ -6,7 +6,7 @@ comes, in the run's order, so the analysis of one file overlaps the tracing of t
 The passes beside this module call the rules through the registry, one stage each:
 ``entry_findings`` (graph and entry rules on a traced entry), ``source_scan`` (source rules on a
 Python file, text rules on a shell script or Dockerfile) and, once every file is in, ``selection``
-(which findings are reported, the entries' verdicts, the run rules).
+(which findings are reported, the entries' verdicts, the selection rules).
 """
 
 from __future__ import annotations

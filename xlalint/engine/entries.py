@@ -39,7 +39,8 @@ class CheckedFile:
 
 def findings_for_traced_entry(raw: EntryRecord, path: str, tensorflow: str, options: Options) -> list[Finding]:
     """Every finding of one traced entry, e.g. one written by ``save_entry`` (no TensorFlow needed)."""
-    return entry_findings(raw, CheckedFile.at(path), load_support(tensorflow), options, entry_facts(raw, path, options))
+    facts = entry_facts(raw, path, options)
+    return entry_findings(raw, CheckedFile.at(path), load_support(tensorflow), options, facts)
 
 
 def entry_findings(raw: EntryRecord, file: CheckedFile, support, options: Options, facts: EntryFacts,

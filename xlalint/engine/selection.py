@@ -3,7 +3,7 @@
 Rules produce every finding, and every rule sees them all (whether an entry is blocked never
 depends on ``--select``). Here, once per run: the selected codes, ``per-file-ignores`` and the
 ``# xlalint: ignore`` comments keep or drop each finding; each entry's verdict follows from the
-findings kept for it; and the run rules (unused suppressions) read the comments' use.
+findings kept for it; and the selection rules (unused suppressions) read the comments' use.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Iterable
 
-from xlalint.checks import RunContext, hooks
+from xlalint.checks import SelectedContext, hooks
 from xlalint.core.results import Finding, Report
 from xlalint.settings.table import Options
 from xlalint.source.suppressions import SuppressionIndex
@@ -54,16 +54,16 @@ def _kept(produced: Produced, options: Options, suppressions: SuppressionIndex |
 
 def select(report: Report, produced: list[Produced], options: Options, suppressions: SuppressionIndex | None,
            checked: Iterable[str] = ()) -> list[Finding]:
-    """The findings the run reports, in the order produced, then the run rules' on ``checked`` files;
+    """The findings the run reports, in the order produced, then the selection rules' on ``checked`` files;
     sets each pending verdict of ``report.entries``. ``suppressions`` None: comments are not read.
 
-    A run rule's findings are about the comments themselves: selected, never suppressed."""
+    A selection rule's findings are about the comments themselves: selected, never suppressed."""
     kept = [p for p in produced if _kept(p, options, suppressions)]
     for i, entry in enumerate(report.entries):
         if entry.verdict == PENDING:
             report.entries[i] = replace(entry, verdict=verdict(p.finding for p in kept if i in p.entries))
     findings = [p.finding for p in kept]
     if suppressions is not None:
-        run = RunContext(tuple(checked), suppressions, tuple(options.select))
-        findings += [f for check in hooks("check_run") for f in check(run) if f.code in options.select]
+        ctx = SelectedContext(tuple(checked), suppressions, tuple(options.select))
+        findings += [f for check in hooks("check_selected") for f in check(ctx) if f.code in options.select]
     return findings

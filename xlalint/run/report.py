@@ -14,7 +14,7 @@ import os
 from dataclasses import replace
 
 from xlalint.autocluster.program import Seen
-from xlalint.checks import RunContext, hooks
+from xlalint.checks import CapturedContext, hooks
 from xlalint.engine.analysis import file_findings, source_findings
 from xlalint.inputs.files import display_path, read_source
 from xlalint.inputs.notebooks import in_cells, place_of
@@ -25,13 +25,13 @@ from xlalint.engine.static_fallback import reached
 from xlalint.core.specs import signature_text
 from xlalint.source.suppressions import SuppressionIndex
 from xlalint.core.support import load_support
-from xlalint.core.wire import EntryRecord, file_result
+from xlalint.core.wire import AutoJit, CapturedRecord, EntryRecord, file_result
 
 
-def _call_text(record: dict) -> str:
+def _call_text(record: CapturedRecord, call: list) -> str:
     """`f` called here, in `main()`, with (the first call's shapes) from a dataset of (its relaxed spec)."""
     seen = signature_text(record["signature"])
-    caller = "at module level" if record["call"][2] == "<module>" else f"in `{record['call'][2]}()`"
+    caller = "at module level" if call[2] == "<module>" else f"in `{call[2]}()`"
     text = f"`{record['name']}` called here, {caller}, with ({seen})"
     relaxed = [signature_text(spec) for spec in record.get("dataset_specs", ())]
     if relaxed and relaxed[0] != seen:
@@ -63,7 +63,7 @@ def defined_tf_functions(path: str) -> list[tuple[str, int]]:
     return sorted(found, key=lambda item: item[1])
 
 
-def seen_mode(auto_jit: dict | None) -> Seen:
+def seen_mode(auto_jit: AutoJit | None) -> Seen:
     """Auto-clustering as the run showed it when it captured an entry (``Capture._auto_jit`` in the child)."""
     if auto_jit is None:
         return Seen(None)
@@ -89,14 +89,13 @@ def _digest(path: str) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def _run_rule_findings(report: Report, records: list[dict], suppressions: SuppressionIndex,
-                       options: Options) -> list[Produced]:
-    """The run rules' findings on what the run saw of each captured function, counted for its entry."""
+def _captured_findings(report: Report, records: list[CapturedRecord]) -> list[Produced]:
+    """The captured rules' findings on what the run saw of each captured function, counted for its entry."""
     entries = {(e.path, e.name, e.line): i for i, e in enumerate(report.entries)}
     sites = {r["name"]: (r["path"], r["line"]) for r in records}
-    run = RunContext((), suppressions, tuple(options.select), tuple(records))
+    ctx = CapturedContext(tuple(records))
     produced = []
-    for finding in (f for check in hooks("check_run") for f in check(run)):
+    for finding in (f for check in hooks("check_captured") for f in check(ctx)):
         site = sites.get(finding.entry)
         index = entries.get((display_path(site[0]), finding.entry, site[1])) if site else None
         produced.append(Produced(finding, () if index is None else (index,), site))
@@ -106,21 +105,24 @@ def _run_rule_findings(report: Report, records: list[dict], suppressions: Suppre
 def run_report(result: dict, script: str, options: Options) -> Report:
     """The report of one run; ``script`` is the file run (or the module's file)."""
     report = Report(device=options.device, tensorflow=result.get("tensorflow"))
+    shown = display_path(script)
     if result.get("error"):
-        report.errors.append(FileError(display_path(script), result["error"]))
+        report.errors.append(FileError(shown, result["error"]))
         return report
     stop = result["stop"]
-    records = result["records"]
+    records: list[CapturedRecord] = result["records"]
     suppressions = SuppressionIndex()
     support = load_support(report.tensorflow)
     by_file: dict[str, list[EntryRecord]] = {}
     for record in records:
-        by_file.setdefault(record["path"], []).append({**record, "seen_mode": seen_mode(record.get("auto_jit"))})
+        entry: CapturedRecord = {**record, "seen_mode": seen_mode(record.get("auto_jit"))}
+        by_file.setdefault(record["path"], []).append(entry)
     produced: list[Produced] = []
     for path, entries in by_file.items():
         produced += file_findings(report, file_result(path, entries=entries), support, options, False)
-    produced += _run_rule_findings(report, records, suppressions, options)
-    calls = {r["name"]: Related(display_path(r["call"][0]), r["call"][1], _call_text(r)) for r in records if r.get("call")}
+    produced += _captured_findings(report, records)
+    calls = {r["name"]: Related(display_path(call[0]), call[1], _call_text(r, call)) for r in records
+             if (call := r.get("call"))}
     produced = [replace(p, finding=_with_call(p.finding, calls.get(p.finding.entry))) for p in produced]
     produced += map(Produced, source_findings(os.path.abspath(script), options))
     report.findings = in_cells(one_per_place(select(report, produced, options, suppressions)))
@@ -129,14 +131,12 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     called_inside, _ = reached(records)  # also the tf.functions a captured graph calls
     for name, line in defined_tf_functions(script):
         if (os.path.realpath(script), line) not in captured and name not in called_inside:
-            report.entries.append(Entry(display_path(script), name, line, "unknown",
-                                        "never called before the run stopped"))
+            report.entries.append(Entry(shown, name, line, "unknown", "never called before the run stopped"))
     if not records and stop["kind"] in ("error", "exit", "network"):
         where = "" if stop["kind"] == "network" else f" at {_site(stop['where'])}"
-        report.errors.append(FileError(display_path(script), f"{stop['reason']}{where}, before any tf.function "
-                                       "was called"))
+        report.errors.append(FileError(shown, f"{stop['reason']}{where}, before any tf.function was called"))
     report.entries = in_cells(report.entries)
-    report.run = {"script": display_path(script), "stopped": stop["kind"], "reason": stop["reason"],
+    report.run = {"script": shown, "stopped": stop["kind"], "reason": stop["reason"],
                   "where": _site(stop["where"]) if stop["where"] else None, "calls": result.get("calls", 0),
                   "written_to_scratch": sorted({p.split(os.sep)[0] for p in result.get("redirected", [])}),
                   "refused_writes": [{**r, "where": _site(r["where"])} for r in result.get("refused", [])]}

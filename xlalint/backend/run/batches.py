@@ -18,6 +18,7 @@ import tensorflow as tf
 from xlalint.backend.run import hooks as run_hooks
 from xlalint.backend.discover import spec_json
 from xlalint.backend.frames import is_user_file
+from xlalint.core.wire import PartialBatch
 
 INFINITE = int(tf.data.INFINITE_CARDINALITY)  # repeated forever: no last batch
 
@@ -74,7 +75,7 @@ class Batches:
         if iterator in self._relaxed:
             self._last[iterator] = tf.nest.flatten(element)
 
-    def feeding(self, args, kwargs) -> tuple[list[dict], list[list[dict]]]:
+    def feeding(self, args, kwargs) -> tuple[list[PartialBatch], list[list[dict]]]:
         """``(partial batches, relaxed specs)`` of the loops whose last elements are among these call arguments."""
         given = {id(value) for value in tf.nest.flatten((args, kwargs))}
         iterators = [iterator for iterator, last in self._last.items() if any(id(value) in given for value in last)]

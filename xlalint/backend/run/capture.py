@@ -12,11 +12,11 @@ after a new trace, so that a step a value from the loop makes trace again is see
 ``HELD_TRACES``); the calls of that element do not count as calls that traced nothing. The run stops
 (``RunStop``) once the functions already captured were called again ``patience`` times with nothing new traced.
 
-Each record also keeps what only a run shows (the run rules read it): the arguments of each trace
-(``trace_args``), how many ``tf.function`` objects of one definition were called (``functions``,
-with where they were made), the variables its first trace created and whether TensorFlow could
-lift them out (``variables``, ``unliftable``), the partial batches and the relaxed specs of the
-datasets that fed it (``batches``, ``dataset_specs``), whether
+Each record (``core.wire.CapturedRecord``) also keeps what only a run shows, which the rules of stage
+"captured" read: the arguments of each trace (``trace_args``), how many ``tf.function`` objects of
+one definition were called (``functions``, with where they were made), the variables its first trace
+created and whether TensorFlow could lift them out (``variables``, ``unliftable``), the partial
+batches and the relaxed specs of the datasets that fed it (``batches``, ``dataset_specs``), whether
 auto-clustering was on when it was captured (``auto_jit``: ``set_jit`` called, or ``TF_XLA_FLAGS``),
 and the devices of its variables where they are several (``resource_devices``).
 """
@@ -29,6 +29,7 @@ import os
 import re
 import time
 import weakref
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -42,7 +43,7 @@ from xlalint.backend.one_trace import keras_variables_made_eagerly
 from xlalint.backend.run.guard import RunStop, user_site
 from xlalint.backend.trace_errors import tracing_failure
 from xlalint.autocluster.program import AUTO_JIT, CPU_GLOBAL_JIT
-from xlalint.core.wire import entry_record
+from xlalint.core.wire import AutoJit, CapturedRecord, entry_record
 
 
 def _code_of(function):
@@ -124,8 +125,8 @@ class Capture:
         self._made_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tf.function -> user frame
         self._variables: list[tuple] = []  # (user line, initial value's name) of each variable made in a first trace
         self._running = False  # a first step is running: calls inside it are its own
-        self.records: list[dict] = []
-        self._by_key: dict = {}  # code object (or Keras label) -> record
+        self.records: list[CapturedRecord] = []
+        self._by_key: dict[Any, CapturedRecord] = {}  # code object (or Keras label) -> record
         self._concrete: dict = {}  # (key, signature) -> concrete function
         self.calls = 0  # answered calls of captured functions
         self.since_new = 0  # of those, since the last new trace
@@ -222,7 +223,7 @@ class Capture:
             tf.config.run_functions_eagerly(eagerly)
             self._running = False
 
-    def _note(self, record: dict, function, args, kwargs, counted: bool) -> None:
+    def _note(self, record: CapturedRecord, function, args, kwargs, counted: bool) -> None:
         """What this call adds: a new tf.function object of the definition, the datasets feeding it."""
         objects = self._objects.setdefault(id(record), weakref.WeakSet())
         if counted and function not in objects:
@@ -279,7 +280,7 @@ class Capture:
         return concrete
 
     @staticmethod
-    def _first_trace(function, args, kwargs, record: dict):
+    def _first_trace(function, args, kwargs, record: CapturedRecord):
         """TensorFlow's first trace, made once: the variables Keras builds in it for objects that existed
         before are made eagerly (``one_trace``), so TensorFlow keeps the trace instead of tracing again.
         Where it cannot lift a variable's initial value out of the function (it depends on the arguments),
@@ -304,7 +305,7 @@ class Capture:
                 self._set_jit_at = [os.path.realpath(site[0][0]), site[0][1]] if site else None
         tf.config.optimizer.set_jit = set_jit
 
-    def _auto_jit(self) -> dict | None:
+    def _auto_jit(self) -> AutoJit | None:
         """Whether auto-clustering is on now, and what turned it on: ``set_jit`` (``where``: its call, when
         the script's) or ``TF_XLA_FLAGS`` (``flags``); None when it is off."""
         flags = os.environ.get("TF_XLA_FLAGS", "")
