@@ -52,7 +52,7 @@ from tensorflow.python.util import tf_decorator  # noqa: E402
 from xlalint.analyses.data_dependent import DATA_DEPENDENT  # noqa: E402
 from xlalint.checks.xla001_unsupported_op import ALWAYS_COMPILED  # noqa: E402
 from xlalint.core.specs import parse_spec  # noqa: E402
-from xlalint.core.support import load_support  # noqa: E402
+from xlalint.core.support import LOCAL_DEVICES, load_support  # noqa: E402
 
 NAMESPACES = (
     "", "audio", "bitwise", "data", "data.experimental", "debugging", "dtypes", "image", "io", "linalg",
@@ -283,7 +283,7 @@ def _by_keyword(example, support) -> dict:
 
 
 def _classify(ops: set[str], support) -> tuple[list[str], bool]:
-    unsupported = sorted(op for op in ops if any(not support.has_op(d, op) for d in ("cpu", "gpu")))
+    unsupported = sorted(op for op in ops if any(not support.has_op(d, op) for d in LOCAL_DEVICES))
     dynamic = any(op in DATA_DEPENDENT and op not in unsupported for op in ops)
     return unsupported, dynamic
 
@@ -348,7 +348,7 @@ def build_table(log=print) -> dict:
         "tensorflow": tf.__version__,
         "generated_by": "tools/gen_api_table.py (op wrappers by op name; other functions traced in a tf.function)",
         "counts": {**counts, "apis": len(records)},
-        "no_kernel": {d: [op for op in missing if not support.has_op(d, op)] for d in ("cpu", "gpu")},
+        "no_kernel": {d: [op for op in missing if not support.has_op(d, op)] for d in LOCAL_DEVICES},
         "apis": dict(sorted(records.items())),
     }
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 
-ALL_DEVICES: tuple[str, ...] = ("cpu", "gpu", "tpu")
+from xlalint.core.support import DEVICES
+
 CUDNN_KERNEL = "CudnnRNNV3"  # what Keras' TensorFlow backend calls for LSTM and GRU on a GPU
 
 
@@ -55,7 +56,7 @@ def layers_without_jit(model, site_of) -> list[dict]:
                 continue
             devices: tuple[str, ...] = ("gpu",)
         elif not layer.supports_jit:
-            devices = ALL_DEVICES
+            devices = DEVICES
         else:
             continue
         file, line = site_of(layer) or (None, None)

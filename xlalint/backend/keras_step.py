@@ -19,7 +19,8 @@ import keras
 import tensorflow as tf
 
 from xlalint.backend.discover import Candidate
-from xlalint.backend.keras_jit import ALL_DEVICES, layers_without_jit
+from xlalint.backend.keras_jit import layers_without_jit
+from xlalint.core.support import DEVICES
 
 AUTO = "auto"
 
@@ -111,7 +112,7 @@ def jit_decisions(model, compiled: dict, site_of) -> dict:
     requested, file, line = requested_jit(model, compiled)
     layers = layers_without_jit(model, site_of)
     devices = {}
-    for device in ALL_DEVICES:
+    for device in DEVICES:
         blockers = [layer for layer in layers if device in layer["devices"]]
         jit, reason = _decide(model, requested, device, blockers)
         deciding = blockers[0] if blockers and not jit else None

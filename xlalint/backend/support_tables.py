@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import sys
 
-DEVICES = {"cpu": "XLA_CPU_JIT", "gpu": "XLA_GPU_JIT"}
+from xlalint.core.support import LOCAL_DEVICES
+
+BACKENDS = {device: f"XLA_{device.upper()}_JIT" for device in LOCAL_DEVICES}
 
 
 def read_registry() -> dict:
@@ -22,7 +24,7 @@ def read_registry() -> dict:
     pywrap_xla_ops.get_gpu_kernel_names()
     registered = kernels.get_all_registered_kernels().kernel
     devices: dict[str, dict[str, list]] = {}
-    for device, backend in DEVICES.items():
+    for device, backend in BACKENDS.items():
         ops: dict[str, list] = {}
         for kernel in registered:
             if kernel.device_type != backend:

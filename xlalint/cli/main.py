@@ -227,7 +227,7 @@ def _doctor_main(argv: list[str]) -> int:
     parser.add_argument("--device", choices=CHOICES, default="all", help="devices to check (default: all)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--require", choices=CHOICES, metavar="DEVICE",
-                        help="fail unless XLA works on this device (cpu, gpu, all); default: the --device "
+                        help=f"fail unless XLA works on this device ({', '.join(CHOICES)}); default: the --device "
                         "named, or every device present")
     args = parser.parse_args(argv)
     diagnosis = diagnose(args.device, args.require)

@@ -21,7 +21,10 @@ from importlib import metadata
 from pathlib import Path
 
 DATA = Path(__file__).parent.parent / "data"
-APPROXIMATE_DEVICES = frozenset({"tpu"})
+DEVICES = ("cpu", "gpu", "tpu")  # the XLA devices a run can target
+APPROXIMATE_DEVICES = frozenset({"tpu"})  # no backend in these wheels: its table is derived from the CPU's
+# the devices TensorFlow here registers XLA kernels for and runs code on (--verify, doctor)
+LOCAL_DEVICES = tuple(d for d in DEVICES if d not in APPROXIMATE_DEVICES)
 _TPU_UNSUPPORTED_DTYPES = frozenset({"complex128"})
 TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tensorflow-intel", "tf-nightly")
 

@@ -18,10 +18,10 @@ from xlalint.doctor.flags import VARIABLES, check_flags, known_flags, split_flag
 from xlalint.doctor.gpu_checks import toolchain_checks
 from xlalint.doctor.model import OK, PROBLEM, SKIPPED, Check, DeviceResult, Diagnosis
 from xlalint.doctor.toolchain import driver_cuda_version, driver_version
+from xlalint.core.support import LOCAL_DEVICES
 from xlalint.process.python_child import module_command
 
-DEVICES = ("cpu", "gpu")
-CHOICES = ("cpu", "gpu", "all")
+CHOICES = (*LOCAL_DEVICES, "all")
 AUTOCLUSTER_FLAGS = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
 _FATAL = re.compile(r"^F\d{4} [^\]]*\] (.*)$")
 TIMEOUT = 300
@@ -54,9 +54,9 @@ def _fatal_line(stderr: str) -> str | None:
 
 def diagnose(device: str = "all", require: str | None = None, env: dict | None = None) -> Diagnosis:
     env = dict(os.environ if env is None else env)
-    wanted: tuple[str, ...] = DEVICES if device == "all" else (device,)
+    wanted: tuple[str, ...] = LOCAL_DEVICES if device == "all" else (device,)
     if require:
-        wanted = tuple(d for d in DEVICES if d in wanted or require in (d, "all"))
+        wanted = tuple(d for d in LOCAL_DEVICES if d in wanted or require in (d, "all"))
     clean = {k: v for k, v in env.items() if k not in VARIABLES}  # the probe must answer whatever the flags
     probe, error = run_child("xlalint.backend.doctor.probe", [], clean)
     if probe is None:
@@ -79,10 +79,10 @@ def diagnose(device: str = "all", require: str | None = None, env: dict | None =
 def _required(device: str, require: str | None, present: set) -> tuple[str, ...]:
     """--require, else an explicitly named --device, else every device that is present."""
     if require:
-        return DEVICES if require == "all" else (require,)
+        return LOCAL_DEVICES if require == "all" else (require,)
     if device != "all":
         return (device,)
-    return tuple(d for d in DEVICES if d in present)
+    return tuple(d for d in LOCAL_DEVICES if d in present)
 
 
 def build_checks(probe: dict) -> list[Check]:

@@ -21,10 +21,10 @@ from xlalint.tracing.cache import DEFAULT_MAX_MB
 from xlalint.rule_codes import resolve_codes, rule_codes
 from xlalint.ci.shards import Shard, parse_shard
 from xlalint.core.specs import SpecError, parse_spec
+from xlalint.core.support import DEVICES, LOCAL_DEVICES
 
-DEVICES = ("cpu", "gpu", "tpu")  # target XLA devices (tpu: approximate tables)
 MODES = ("auto", "jit", "autocluster")  # auto: the mode each entry's program runs it in
-VERIFY_DEVICES = ("auto", "cpu", "gpu")  # auto: the GPU when there is one, else the CPU
+VERIFY_DEVICES = ("auto", *LOCAL_DEVICES)  # auto: the GPU when there is one, else the CPU
 
 
 class SettingError(ValueError):
