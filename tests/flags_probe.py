@@ -23,11 +23,11 @@ def main(path: str, old: str = "", new: str = "") -> dict:
     os.environ["TF_XLA_FLAGS"] = f"{flags} --tf_xla_cpu_global_jit"
     import groundtruth as gt
     import tensorflow as tf
-    from xlalint.backend.verify.compare import _compilations
+    from xlalint.backend.verify.compare import compilations
 
     built = {}
     for name, fn in gt.entries(module).items():
-        with tf.device("/CPU:0"), _compilations("CPU") as counted:
+        with tf.device("/CPU:0"), compilations("CPU") as counted:
             fn(*gt.make_args(fn))
         built[name] = counted["count"]
     return {"flags": os.environ["TF_XLA_FLAGS"], "built": built,

@@ -76,8 +76,8 @@ def _run(script: str, args: list[str], out: str, builds: bool, dump: str | None)
     printed = io.StringIO()
     counted = contextlib.nullcontext({"count": None})
     if builds:  # xlalint's own count, from PYTHONPATH
-        from xlalint.backend.verify.compare import _compilations
-        counted = _compilations("CPU")
+        from xlalint.backend.verify.compare import compilations
+        counted = compilations("CPU")
     try:
         with counted as built, contextlib.redirect_stdout(printed):
             runpy.run_path(script, run_name="__main__")

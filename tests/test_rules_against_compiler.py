@@ -24,7 +24,7 @@ import tensorflow as tf
 
 import groundtruth as gt
 from helpers import REPO
-from xlalint.backend.verify.compare import _compilations
+from xlalint.backend.verify.compare import compilations
 from xlalint.checks import RULES
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow
@@ -119,7 +119,7 @@ def _reported(report: dict, path: Path, code: str) -> set[str]:
 
 def _executables_built(fn) -> int:
     """XLA executables built by calling ``fn`` as written, once (counted as --verify counts them)."""
-    with tf.device("/CPU:0"), _compilations("CPU") as built:
+    with tf.device("/CPU:0"), compilations("CPU") as built:
         fn(*gt.make_args(fn))
     assert built["count"] is not None, "no profiler session"
     return built["count"]
@@ -148,7 +148,7 @@ def _keras_turns_xla_off(rule_dir, report):
 
 def _fit_executables(model) -> int:
     """XLA executables one step of ``fit`` builds, with the jit_compile Keras decided for the model."""
-    with tf.device("/CPU:0"), _compilations("CPU") as built:
+    with tf.device("/CPU:0"), compilations("CPU") as built:
         model.fit(*gt.sample_batch(model), batch_size=4, epochs=1, verbose=0)
     assert built["count"] is not None, "no profiler session"
     return built["count"]

@@ -98,7 +98,7 @@ def _is_tf_function(obj) -> bool:
     return isinstance(obj, tf.types.experimental.GenericFunction)
 
 
-def _def_line(fn, default: int) -> int:
+def def_line(fn, default: int) -> int:
     try:
         source, start = inspect.getsourcelines(fn)
     except (OSError, TypeError):
@@ -109,12 +109,12 @@ def _def_line(fn, default: int) -> int:
     return start
 
 
-def _function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> Candidate:
+def function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> Candidate:
     """A tf.function or plain function; specs from the command line win over a signature."""
     is_tf = _is_tf_function(fn)
     jit = getattr(fn, "_jit_compile", None) if is_tf else None
     python_fn = getattr(fn, "python_function", fn)
-    line = _def_line(python_fn, line)
+    line = def_line(python_fn, line)
     kind = "tf.function" if is_tf else "function"
     if specs is not None:
         return Candidate(name, line, kind, function=fn if is_tf else tf.function(fn),
@@ -194,7 +194,7 @@ def _given_structure(structure, specs: list[Spec]):
                                                 for s, n in zip(given, names)])
 
 
-def _model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Candidate:
+def model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Candidate:
     """Forward pass of a Keras model (``training=False``) on inputs of its own structure, or given specs."""
     structure = _model_inputs(model)
     keras3 = model if isinstance(model, keras.Model) else None  # Keras 3's layer rules (XLA301) are its own
@@ -220,7 +220,7 @@ def _method_candidates(name: str, obj, line: int) -> list[Candidate]:
     for attr in sorted(vars(type(obj))):
         method = getattr(type(obj), attr, None)
         if _is_tf_function(method) and getattr(method, "input_signature", None) is not None:
-            found.append(_function_candidate(f"{name}.{attr}", getattr(obj, attr), line, None))
+            found.append(function_candidate(f"{name}.{attr}", getattr(obj, attr), line, None))
     return found
 
 
@@ -246,7 +246,7 @@ def _builder_candidate(name: str, fn, line: int) -> Candidate:
         return Candidate(name, line, "keras-builder", reason=f"`{name}()` raised {type(error).__name__}: {error}")
     if not isinstance(model, keras_model_classes()):
         return Candidate(name, line, "keras-builder", reason=f"`{name}()` did not return a Keras model")
-    candidate = _model_candidate(name, model, line, None)
+    candidate = model_candidate(name, model, line, None)
     candidate.kind = "keras-builder"
     return candidate
 
@@ -276,11 +276,11 @@ def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None])
             found.append(Candidate(name, line, "function", reason=f"`{name}` is not defined in this file"))
             continue
         if isinstance(obj, models):
-            found.append(_model_candidate(name, obj, line, specs))
+            found.append(model_candidate(name, obj, line, specs))
         elif not specs and inspect.isfunction(obj) and _builds_model(obj):
             found.append(_builder_candidate(name, obj, line))
         elif callable(obj):
-            found.append(_function_candidate(name, obj, line, specs))
+            found.append(function_candidate(name, obj, line, specs))
         else:
             found.append(Candidate(name, line, "function", reason=f"`{name}` is not a function or model"))
     return found
@@ -296,12 +296,12 @@ def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate
         if obj is None or inspect.ismodule(obj) or inspect.isclass(obj):
             continue
         if _is_tf_function(obj):
-            candidate = _function_candidate(name, obj, line, None)
+            candidate = function_candidate(name, obj, line, None)
             if not candidate.traceable:
                 candidate.helper = getattr(obj, "name", None) or name
             found.append(candidate)
         elif isinstance(obj, models):
-            found.append(_model_candidate(name, obj, line, None))
+            found.append(model_candidate(name, obj, line, None))
             found.extend(_method_candidates(name, obj, line))
         elif isinstance(obj, tf.Module):
             found.extend(_method_candidates(name, obj, line))

@@ -8,7 +8,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from xlalint.backend.discover import Candidate, _function_candidate, _model_candidate, keras_model_classes
+from xlalint.backend.discover import Candidate, function_candidate, keras_model_classes, model_candidate
 from xlalint.backend.frames import user_frames
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.keras_sites import LayerRecorder
@@ -44,12 +44,12 @@ def trace_object(obj: Any, specs: tuple, verify: str | None = None) -> tuple[Ent
     path, line = _caller_site()
     recorder = LayerRecorder()
     if isinstance(obj, keras_model_classes()):
-        candidate: Candidate = _model_candidate(name, obj, line, given)
+        candidate: Candidate = model_candidate(name, obj, line, given)
         model: Any = obj
         for layer in model._flatten_layers(include_self=False):  # noqa: SLF001 - every nested layer
             recorder.add_site(layer, path, line)
     else:
-        candidate = _function_candidate(name, obj, line, given)
+        candidate = function_candidate(name, obj, line, given)
         path = inspect.getsourcefile(getattr(obj, "python_function", obj)) or path
     if not candidate.traceable:
         raise ValueError(candidate.reason)

@@ -6,8 +6,8 @@ import os
 import re
 
 from xlalint.doctor.model import OK, PROBLEM, SKIPPED, Check
-from xlalint.doctor.toolchain import (cuda_roots, data_dir, find_libdevice, find_tool, other_toolkits,
-                                      ptxas_for_capability, _dotted)
+from xlalint.doctor.toolchain import (cuda_roots, data_dir, dotted, find_libdevice, find_tool, other_toolkits,
+                                      ptxas_for_capability)
 
 
 def _with_data_dir(xla_flags: str, directory: str) -> str:
@@ -41,7 +41,7 @@ def toolchain_checks(env: dict, probe: dict, driver: tuple | None, executable: s
         passed = "; ".join(f"{path}: {why}" for path, why in search.tried)
         if search.found:
             checks.append(Check(f"gpu toolchain: {search.tool}", OK,
-                                f"{search.found} (CUDA {_dotted(search.version)})" + (f"; passed over {passed}" if passed else "")))
+                                f"{search.found} (CUDA {dotted(search.version)})" + (f"; passed over {passed}" if passed else "")))
         elif search.tool == "nvlink":
             checks.append(Check("gpu toolchain: nvlink", OK, "not found: optional, XLA then links each "
                                 "module in one piece (no parallel compilation)" + (f"; passed over {passed}" if passed else "")))
@@ -84,19 +84,19 @@ def _version_checks(ptxas, driver: tuple | None, gpus: list[dict]) -> list[Check
         checks.append(Check("gpu toolchain: ptxas vs driver", SKIPPED, "no NVIDIA driver found (libcuda.so.1)"))
     elif ptxas.version[:2] > driver:
         checks.append(Check("gpu toolchain: ptxas vs driver", PROBLEM,
-                            f"ptxas is CUDA {_dotted(ptxas.version[:2])}, the driver supports CUDA up to "
-                            f"{_dotted(driver)}: XLA turns parallel compilation off and kernels it builds may not load",
-                            f"install a driver for CUDA {_dotted(ptxas.version[:2])} or newer, or a ptxas of CUDA "
-                            f"{_dotted(driver)} (pip install 'nvidia-cuda-nvcc-cu12=={_dotted(driver)}.*')"))
+                            f"ptxas is CUDA {dotted(ptxas.version[:2])}, the driver supports CUDA up to "
+                            f"{dotted(driver)}: XLA turns parallel compilation off and kernels it builds may not load",
+                            f"install a driver for CUDA {dotted(ptxas.version[:2])} or newer, or a ptxas of CUDA "
+                            f"{dotted(driver)} (pip install 'nvidia-cuda-nvcc-cu12=={dotted(driver)}.*')"))
     else:
         checks.append(Check("gpu toolchain: ptxas vs driver", OK,
-                            f"ptxas CUDA {_dotted(ptxas.version[:2])} <= driver's CUDA {_dotted(driver)}"))
+                            f"ptxas CUDA {dotted(ptxas.version[:2])} <= driver's CUDA {dotted(driver)}"))
     for gpu in gpus:
         capability = gpu.get("compute_capability")
         fits = ptxas_for_capability(ptxas.version, capability) if capability else None
         if fits is False:
             checks.append(Check(f"gpu toolchain: ptxas for {gpu['name']}", PROBLEM,
-                                f"ptxas {_dotted(ptxas.version)} cannot compile for compute capability "
-                                f"{_dotted(capability)}: XLA falls back to the driver (\"ptxas too old\")",
+                                f"ptxas {dotted(ptxas.version)} cannot compile for compute capability "
+                                f"{dotted(capability)}: XLA falls back to the driver (\"ptxas too old\")",
                                 "install a newer CUDA nvcc (pip install -U nvidia-cuda-nvcc-cu12)"))
     return checks

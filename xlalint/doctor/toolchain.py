@@ -86,9 +86,9 @@ def find_tool(tool: str, preferred: str, roots: list[str], path_env: str) -> Too
         if version is None:
             search.tried.append((candidate, "`--version` failed or printed no version"))
         elif version < minimum:
-            search.tried.append((candidate, f"version {_dotted(version)} is older than {_dotted(minimum)}"))
+            search.tried.append((candidate, f"version {dotted(version)} is older than {dotted(minimum)}"))
         elif version in excluded:
-            search.tried.append((candidate, f"version {_dotted(version)} is excluded by XLA (known bug)"))
+            search.tried.append((candidate, f"version {dotted(version)} is excluded by XLA (known bug)"))
         else:
             search.found, search.version = candidate, version
             break
@@ -120,7 +120,7 @@ def ptxas_for_capability(version: tuple, capability: tuple) -> bool | None:
     return None if needed is None else version[:2] >= needed
 
 
-def _dotted(version) -> str:
+def dotted(version) -> str:
     return ".".join(str(v) for v in version)
 
 

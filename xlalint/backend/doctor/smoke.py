@@ -17,7 +17,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from xlalint.backend.verify.compare import _compare, _compilations, _median_seconds
+from xlalint.backend.verify.compare import compare, compilations, median_seconds
 
 RUNS = 20
 
@@ -38,17 +38,17 @@ def measure(xla, inputs, device: str, reference) -> dict:
     result: dict[str, Any] = {"ran": False, "compile_s": None, "step_s": None, "allclose": None,
               "max_abs_diff": None, "compilations": None, "error": None}
     try:
-        with _compilations(device) as built:
+        with compilations(device) as built:
             start = time.perf_counter()
             got = xla(*inputs).numpy()
             result["compile_s"] = time.perf_counter() - start
-            result["step_s"] = _median_seconds(xla, inputs, RUNS)
+            result["step_s"] = median_seconds(xla, inputs, RUNS)
         result["compilations"] = built["count"]
     except Exception as error:  # the compiler's or runtime's answer is the finding
         result["error"] = f"{type(error).__name__}: {str(error).strip().splitlines()[0]}"
         return result
     result["ran"] = True
-    result["allclose"], result["max_abs_diff"] = _compare([got], [reference], 1.0)
+    result["allclose"], result["max_abs_diff"] = compare([got], [reference], 1.0)
     return result
 
 
@@ -63,7 +63,7 @@ def smoke(kind: str) -> dict:
         reference = plain(*inputs).numpy()
         return {
             "device": device,
-            "tf_step_s": _median_seconds(plain, inputs, RUNS),
+            "tf_step_s": median_seconds(plain, inputs, RUNS),
             "jit_compile": measure(tf.function(body, jit_compile=True), inputs, device, reference),
             "autocluster": measure(tf.function(body), inputs, device, reference),
         }

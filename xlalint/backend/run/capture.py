@@ -35,7 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from xlalint.backend.run import hooks as run_hooks
-from xlalint.backend.discover import _def_line, spec_json
+from xlalint.backend.discover import def_line, spec_json
 from xlalint.backend.frames import is_user_file, user_frames
 from xlalint.backend.run.batches import Batches
 from xlalint.backend.graph_export import export_graph
@@ -163,7 +163,7 @@ class Capture:
         source = inspect.getsourcefile(python) if inspect.isfunction(python) else None
         if not source or not is_user_file(source):  # a library's own tf.function: let it run
             return original(function, *args, **kwargs)
-        where = {"path": os.path.realpath(source), "line": _def_line(python, 1),
+        where = {"path": os.path.realpath(source), "line": def_line(python, 1),
                  "name": _display_name(python), "kind": "tf.function"}
         if not tf.executing_eagerly():
             return self._inside_trace(function, original, args, kwargs, python.__code__, where)

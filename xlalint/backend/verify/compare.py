@@ -96,7 +96,7 @@ def count_compilations(candidate, input_sets, *, device=None) -> int | None:
     """
     device = _device(device)
     xla = tf.function(candidate.python_function, jit_compile=True)
-    with tf.device(f"/{device}"), _compilations(device) as built:
+    with tf.device(f"/{device}"), compilations(device) as built:
         for inputs in input_sets:
             _run(xla, _arguments(candidate, inputs))
     return built["count"]
@@ -159,7 +159,7 @@ def _verify(candidate, result: dict[str, Any], steps: int, runs: int, seed: int,
     calls = steps if result["training_step"] else 1
     with _restored(concrete.variables if result["training_step"] else ()) as state:
         try:
-            with _compilations(result["device"]) as built:
+            with compilations(result["device"]) as built:
                 start = time.perf_counter()
                 xla_out = _run(xla, inputs)
                 result["compile_s"] = time.perf_counter() - start
@@ -179,12 +179,12 @@ def _verify(candidate, result: dict[str, Any], steps: int, runs: int, seed: int,
             result["error"] = f"plain TensorFlow failed: {_message(error)}"
             return
         slack = _TRAINING_SLACK if result["training_step"] else 1
-        close, result["max_abs_diff"] = _compare(
+        close, result["max_abs_diff"] = compare(
             _flat(xla_out) + xla_state, _flat(plain_out) + state.values(), slack)
         result["allclose"] = None if any(_RANDOM_OP.search(op) for op in op_types.values()) else close
         for name, fn in (("xla", xla), ("tf", plain)):
             state.restore()
-            result[f"{name}_step_s"] = _median_seconds(fn, inputs, runs)
+            result[f"{name}_step_s"] = median_seconds(fn, inputs, runs)
         state.restore()
         _peak_memory(result, candidate, {"xla": xla, "tf": plain}, inputs, concrete.variables)
     result["speedup"] = result["tf_step_s"] / result["xla_step_s"] if result["xla_step_s"] else None
@@ -205,7 +205,7 @@ def _peak_memory(result: dict, candidate, sides: dict, inputs, variables) -> Non
         result["memory_method"] = method
 
 
-def _median_seconds(fn, inputs, runs: int) -> float:
+def median_seconds(fn, inputs, runs: int) -> float:
     _run(fn, inputs)  # warm-up
     times = []
     for _ in range(runs):
@@ -240,7 +240,7 @@ def _restored(variables):
 
 
 @contextmanager
-def _compilations(device: str):
+def compilations(device: str):
     """Yield a dict whose "count" is, after the block, the executables XLA built in it (or None)."""
     built: dict[str, int | None] = {"count": None}
     session = _start_profiler()
@@ -308,7 +308,7 @@ def _flat(outputs) -> list:
             for t in tf.nest.flatten(outputs, expand_composites=True)]
 
 
-def _compare(got: list, want: list, slack: float) -> tuple[bool, float | None]:
+def compare(got: list, want: list, slack: float) -> tuple[bool, float | None]:
     """(all within tolerance, max |got - want| where both are finite) over paired arrays."""
     if len(got) != len(want) or any(np.shape(g) != np.shape(w) for g, w in zip(got, want)):
         return False, None
