@@ -15,6 +15,7 @@ from helpers import json_without_tf, run_json
 from xlalint.autocluster.judge import judge_entry
 from xlalint.autocluster.program import AS_IF_JIT, AUTO_CLUSTERING, JIT_COMPILE, Mode, entry_mode, sites_in
 from xlalint.core.results import Finding
+from xlalint.inputs.files import collect_files
 from xlalint.source.sourcemap import Location
 
 
@@ -63,6 +64,13 @@ def test_a_dockerfile_above_counts_up_to_the_project_root(project):
     (project.parent.parent / "pyproject.toml").unlink()
     (project.parent / "setup.py").write_text("")  # src/ is now the root: the Dockerfile is outside it
     assert entry_mode(str(project), None, "auto", "gpu").name == AS_IF_JIT
+
+
+@pytest.mark.parametrize("name", ["run.bash", "prod.env", ".env", "Dockerfile.gpu", "gpu.dockerfile"])
+def test_the_environment_files_a_run_checks_are_those_read_beside_a_program(project, name):
+    (project.parent / name).write_text("TF_XLA_FLAGS=--tf_xla_auto_jit=2\n")
+    assert entry_mode(str(project), None, "auto", "gpu").name == AUTO_CLUSTERING
+    assert str(project.parent / name) in collect_files([str(project.parent)])[0]
 
 
 def test_a_program_beside_it_that_imports_it(project):

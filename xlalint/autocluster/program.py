@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from xlalint.inputs.files import display_path, read_source
+from xlalint.inputs.files import display_path, is_env_file, read_source
 from xlalint.inputs.notebooks import is_notebook, place_of
 from xlalint.core.results import place
 
@@ -32,7 +32,6 @@ AUTO_JIT = re.compile(
     r"""|--tf_xla_auto_jit=(?:["']?)(?:1|2|fusible|single-gpu\(\d\))(?![\w.-])""")
 CPU_GLOBAL_JIT = re.compile(r"--tf_xla_cpu_global_jit(?!=(?:false|0)\b)")
 PY_NAME = re.compile(r"([\w./-]+)\.py\b|-m\s+([\w.]+)")
-BESIDE = re.compile(r"(?:Dockerfile.*|.*\.dockerfile|.*\.sh|\.env|.*\.env)$")
 ROOT_MARKS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_LEVELS = 6
 CPU_NOTE = ("on CPU, TensorFlow forms no cluster without --tf_xla_cpu_global_jit in TF_XLA_FLAGS "
@@ -150,13 +149,13 @@ def _list(folder: str, _version: int) -> tuple[str, ...]:
 
 
 def _beside(folder: str) -> tuple[str, ...]:
-    """The names in ``folder`` of files that may turn auto-clustering on for a program (``BESIDE``)."""
+    """The names in ``folder`` of files that may turn auto-clustering on for a program (``is_env_file``)."""
     return _matching_beside(folder, _modified(folder))
 
 
 @lru_cache(maxsize=1024)
 def _matching_beside(folder: str, version: int) -> tuple[str, ...]:
-    return tuple(name for name in _list(folder, version) if BESIDE.match(name))
+    return tuple(name for name in _list(folder, version) if is_env_file(name))
 
 
 def _runs_file(site: Site, path: str) -> bool:

@@ -16,8 +16,9 @@ from xlalint.core.results import FileError
 PYTHON_RECURSION_LIMIT = 1000  # a fresh interpreter's, under which `python file.py` compiles the file
 # tensorflow, keras, tf_keras and their companions (tensorflow_text, keras_hub...), or a transformers TF model class
 MENTIONS_TF = re.compile(r"\b((tensorflow|keras|tf_keras)(_\w+)?|TF[A-Z][A-Za-z0-9]*(Model|For[A-Za-z]+))\b")
-# Shell scripts and Dockerfiles: scanned for TF_XLA_FLAGS misuse (XLA402), never traced.
-ENV_FILE = re.compile(r"^(Dockerfile.*|.*\.dockerfile|.*\.sh|.*\.bash|\.env)$")
+# Shell scripts, Dockerfiles and .env files: scanned for TF_XLA_FLAGS misuse (XLA402) and read for what turns
+# auto-clustering on for the programs beside them (autocluster/program.py), never traced.
+ENV_FILE = re.compile(r"^(Dockerfile.*|.*\.dockerfile|.*\.sh|.*\.bash|.*\.env)$")
 SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox"})
 
 
