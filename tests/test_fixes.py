@@ -86,6 +86,14 @@ def test_edits_keep_comments_and_rename_the_old_keyword(tmp_path):
     assert apply_to_file(str(target), findings)[1] == new
 
 
+def test_the_tf_function_decorator_is_found_through_the_imports(tmp_path):
+    target = tmp_path / "m.py"
+    target.write_text("import tensorflow as tensorflow_lib\nimport tools\n\n"
+                      "@tools.function\n@tensorflow_lib.function\ndef f(x):\n    return x\n")
+    _, new, fixed = apply_to_file(str(target), [_finding(target, 6, "enable-jit-compile")])
+    assert b"@tools.function\n@tensorflow_lib.function(jit_compile=True)\n" in new and len(fixed) == 1
+
+
 def test_a_fix_that_would_not_parse_leaves_the_file_alone(tmp_path, monkeypatch):
     target = tmp_path / "m.py"
     source = "import tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x\n"
@@ -107,7 +115,7 @@ BODIES = st.sampled_from(["return x", "y = x * 2  # double\n    return y", "'''d
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(OTHER, DECORATORS, BODIES), min_size=1, max_size=4))
 def test_fixes_always_parse_and_are_idempotent(tmp_path_factory, functions):
-    lines, findings = ["import tensorflow as tf", ""], []
+    lines, findings = ["import tensorflow as tf", "from tensorflow import function", ""], []
     path = tmp_path_factory.mktemp("prop") / "m.py"
     for i, (other, decorator, body) in enumerate(functions):
         lines += (other + decorator).splitlines()

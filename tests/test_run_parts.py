@@ -86,6 +86,10 @@ def main():
 def test_the_tf_functions_a_script_defines(tmp_path):
     (tmp_path / "s.py").write_text(SCRIPT)
     assert defined_tf_functions(str(tmp_path / "s.py")) == [("helper", 5), ("step", 10), ("inner", 16)]
+    (tmp_path / "s.py").write_text("import tensorflow as tensorflow_lib\nfrom tools import function\n\n"
+                                   "@tensorflow_lib.function\ndef step(x):\n    return x\n\n"
+                                   "@function\ndef helper(x):\n    return x\n")
+    assert defined_tf_functions(str(tmp_path / "s.py")) == [("step", 5)]  # read through the imports
 
 
 def test_a_run_that_stopped_before_any_call_is_a_file_error_with_its_line(tmp_path, monkeypatch):

@@ -15,6 +15,8 @@ import libcst as cst
 
 from xlalint.checks.base import EntryContext, Fix, NodeEdit, Rule, with_keyword
 from xlalint.inputs.files import display_path
+from xlalint.source.compiled import is_tf_function
+from xlalint.source.index import Index
 
 
 def check_entry(entry: EntryContext):
@@ -33,26 +35,19 @@ def check_entry(entry: EntryContext):
                        display_path(entry.path), record["line"], 1, name, fixable=True)
 
 
-def _is_tf_function(expr: cst.BaseExpression) -> bool:
-    """``tf.function``, ``tensorflow.function`` or a bare imported ``function``."""
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value == "function"
-    return isinstance(expr, cst.Name) and expr.value == "function"
-
-
 def _with_jit_keyword(call: cst.Call) -> cst.Call:
     """The call with ``jit_compile=True`` (replacing a jit_compile or experimental_compile value)."""
     return with_keyword(call, "jit_compile", ("experimental_compile",))
 
 
 def _enable_jit(fn: cst.FunctionDef, ancestors: tuple) -> cst.FunctionDef | None:
+    aliases = Index(ancestors[0]).aliases  # the file's imports (ancestors[0]: its module)
     decorators, changed = [], False
     for decorator in fn.decorators:
         expr = decorator.decorator
-        if isinstance(expr, cst.Call) and _is_tf_function(expr.func):
-            decorator, changed = decorator.with_changes(decorator=_with_jit_keyword(expr)), True
-        elif _is_tf_function(expr):
-            decorator, changed = decorator.with_changes(decorator=_with_jit_keyword(cst.Call(func=expr))), True
+        if is_tf_function(aliases, expr):
+            call = expr if isinstance(expr, cst.Call) else cst.Call(func=expr)
+            decorator, changed = decorator.with_changes(decorator=_with_jit_keyword(call)), True
         decorators.append(decorator)
     return fn.with_changes(decorators=decorators) if changed else None
 

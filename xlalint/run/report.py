@@ -8,7 +8,6 @@ the ``tf.function``s the script defines that the run never reached.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 from dataclasses import replace
@@ -23,6 +22,7 @@ from xlalint.engine.selection import Produced, select
 from xlalint.settings.table import Options
 from xlalint.engine.static_fallback import reached
 from xlalint.core.specs import signature_text
+from xlalint.source.index import decorated_tf_functions
 from xlalint.source.suppressions import SuppressionIndex
 from xlalint.core.support import load_support
 from xlalint.core.wire import AutoJit, CapturedRecord, EntryRecord, file_result
@@ -48,19 +48,7 @@ def _site(where: list | None) -> str:
 def defined_tf_functions(path: str) -> list[tuple[str, int]]:
     """``(name, def line)`` of each function the file decorates with ``tf.function`` (any arguments)."""
     source, error = read_source(path)
-    if error:
-        return []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            decorators = [ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
-            if any(d in ("tf.function", "function", "tensorflow.function") for d in decorators):
-                found.append((node.name, node.lineno))
-    return sorted(found, key=lambda item: item[1])
+    return [] if error else decorated_tf_functions(source)
 
 
 def seen_mode(auto_jit: AutoJit | None) -> Seen:

@@ -33,7 +33,8 @@ class Compiled:
 
 
 def is_tf_function(aliases: Aliases, expr) -> bool:
-    """``tf.function`` itself, or a call of it (``tf.function(...)``)."""
+    """``tf.function`` itself, or a call of it (``tf.function(...)``), as the file's imports name it
+    (``import tensorflow as tf``, ``from tensorflow import function``...)."""
     return aliases.tf_api(expr.func if isinstance(expr, cst.Call) else expr) in TF_FUNCTION
 
 

@@ -10,6 +10,8 @@ from typing import Generic, TypeVar
 import libcst as cst
 
 from xlalint.source.compiled import Compiled, find_compiled
+from xlalint.source.limits import refusal
+from xlalint.source.positions import Positions
 from xlalint.source.syntax import children, dotted
 
 
@@ -131,3 +133,18 @@ class Index:
         while isinstance(node, cst.CompFor):
             node = self.parents[id(node)]
         return node
+
+
+def decorated_tf_functions(source: str) -> list[tuple[str, int]]:
+    """``(name, def line)`` of each function ``source`` decorates with ``tf.function`` (any arguments), by line;
+    none where libcst is not given the source (``limits.refusal``) or cannot parse it."""
+    if refusal(source):
+        return []
+    try:
+        module = cst.parse_module(source)
+    except (cst.ParserSyntaxError, RecursionError):
+        return []
+    index = Index(module)
+    decorated = [c.definition for c in index.compiled if c.decorator is not None]
+    where = Positions(module, source, index.parents)([d.node for d in decorated])
+    return sorted(((d.node.name.value, where[id(d.node)][0]) for d in decorated), key=lambda item: item[1])
