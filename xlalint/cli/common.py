@@ -22,6 +22,16 @@ class UsageParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def add_format_flag(parser: argparse.ArgumentParser) -> None:
+    """``--format``: the report's output format (the check, run and merge commands)."""
+    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
+
+
+def add_config_flag(parser: argparse.ArgumentParser) -> None:
+    """``--config``: the pyproject.toml to read instead of searching for one (the check and run commands)."""
+    parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
+
+
 def add_fix_flags(parser: argparse.ArgumentParser, where: str) -> None:
     """``--fix``, ``--unsafe-fixes``, ``--diff`` and ``--fix-outside`` (of ``where``: the files it may edit)."""
     parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from xlalint.tracing.cache import clear
-from xlalint.cli.common import (EXIT_FINDINGS, EXIT_OK, Interrupted, UsageParser, add_fix_flags, apply_baseline_flags,
-                              final_exit_code, fix_and_report, interrupts_held, known_baseline,
-                              signals_interrupt)
+from xlalint.cli.common import (EXIT_FINDINGS, EXIT_OK, Interrupted, UsageParser, add_config_flag, add_fix_flags,
+                                add_format_flag, apply_baseline_flags, final_exit_code, fix_and_report,
+                                interrupts_held, known_baseline, signals_interrupt)
 from xlalint.settings.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
 from xlalint.core.results import Report
@@ -50,7 +50,7 @@ def _check_parser() -> argparse.ArgumentParser:
                         "(default: the entries in [tool.xlalint], else .)")
     parser.add_argument("--spec", action="append", default=[], metavar="DTYPE[DIMS]",
                         help='argument spec for every FILE::NAME given, in order, e.g. "float32[8,224,224,3]"')
-    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
+    add_format_flag(parser)
     parser.add_argument("--static", action="store_true",
                         help="fast mode for pre-commit: find blockers by API name with libcst; never imports "
                         "TensorFlow or runs your code (fewer findings than the full analysis)")
@@ -62,7 +62,7 @@ def _check_parser() -> argparse.ArgumentParser:
                         help="record this run's findings in FILE; later runs with --baseline FILE report only new ones")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress on stderr (otherwise a status line on a terminal, one line per file in logs)")
-    parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
+    add_config_flag(parser)
     parser.add_argument("--version", action="version", version=f"xlalint {VERSION}")
     settings.add_flags(parser.add_argument_group("settings", "each also a [tool.xlalint] key where one is named"))
     return parser

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from xlalint.settings import table as settings
-from xlalint.cli.common import EXIT_FINDINGS, EXIT_OK, UsageParser, final_exit_code
+from xlalint.cli.common import EXIT_FINDINGS, EXIT_OK, UsageParser, add_format_flag, final_exit_code
 from xlalint.ci.merge import MergeError, merge
 from xlalint.report import EMITTERS
 
@@ -18,7 +18,7 @@ def main(argv: list[str]) -> int:
                      epilog="Exit codes as for `xlalint`: 0 nothing blocks XLA, 1 error findings or files "
                      "that could not be checked, 2 usage error or reports that cannot be merged.")
     parser.add_argument("reports", nargs="+", metavar="REPORT", help="every shard's report, once each")
-    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
+    add_format_flag(parser)
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     settings.add_flags(parser.add_argument_group("settings", "as for `xlalint`"), ("min_coverage", "strict"), ())
     args = parser.parse_args(argv)

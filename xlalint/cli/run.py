@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 from xlalint.settings import table as settings
-from xlalint.cli.common import (Interrupted, UsageParser, add_fix_flags, apply_baseline_flags, final_exit_code,
-                              fix_and_report, known_baseline, signals_interrupt)
+from xlalint.cli.common import (Interrupted, UsageParser, add_config_flag, add_fix_flags, add_format_flag,
+                                apply_baseline_flags, final_exit_code, fix_and_report, known_baseline,
+                                signals_interrupt)
 from xlalint.settings.config import Config, ConfigError, find_config, load_config
 from xlalint.inputs.files import read_source
 from xlalint.inputs.module_files import spec_without_importing
@@ -40,7 +41,7 @@ def _parser() -> UsageParser:
         epilog="The run works in a scratch copy of the working directory: your files stay as they are, "
         "network access stops the run. Exit codes as for `xlalint`. See docs/run.md.")
     parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as `python -m MODULE`")
-    parser.add_argument("--format", choices=list(EMITTERS), default="text", help="output format (default: text)")
+    add_format_flag(parser)
     parser.add_argument("--run-timeout", type=SECONDS.from_text, default=DEFAULT_RUN_TIMEOUT_S, metavar="SECONDS",
                         help=f"budget for the script's run, TensorFlow's import not counted (default: "
                         f"{DEFAULT_RUN_TIMEOUT_S:g})")
@@ -49,7 +50,7 @@ def _parser() -> UsageParser:
                         f"traced (default: {DEFAULT_PATIENCE})")
     add_fix_flags(parser, "the working directory and the script's folder")
     parser.add_argument("--write-baseline", metavar="FILE", help="record this run's findings in FILE")
-    parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
+    add_config_flag(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
     settings.add_flags(parser.add_argument_group("settings", "as for `xlalint`"), FLAGS, FROM_CONFIG)
     return parser
