@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from helpers import REPO, run_json, run_without_tf, run_xlalint
 import xlalint
 from xlalint.settings.config import ConfigError, find_config, load_config
-from xlalint.settings.table import BY_KEY, merge
+from xlalint.settings.table import BY_KEY, SETTINGS, Options, merge
 
 
 def _project(tmp_path, table: str):
@@ -83,6 +84,17 @@ def test_config_entries_specs_ignores_and_flag_override(tmp_path):
 def test_a_flag_wins_over_the_config_file_which_wins_over_the_default():
     values = merge({"timeout": 5.0, "device": None}, {"timeout": 30.0, "device": "cpu", "max_memory": 0})
     assert (values["timeout"], values["device"], values["max_memory"], values["mode"]) == (5.0, "cpu", 0, "auto")
+
+
+def test_options_hold_every_setting_the_run_reads_by_its_name_and_default():
+    """``Options`` is declared (for mypy) and frozen; the table is where a setting is written: they agree."""
+    fields = {f.name for f in dataclasses.fields(Options)}
+    folded = {"ignore", "entries", "specs", "run"}  # into select, into targets; the commands `xlalint run` runs
+    assert fields == {s.name for s in SETTINGS} - folded | {"targets", "only_named", "root", "progress"}
+    defaults = Options()
+    assert [s.name for s in SETTINGS if s.name in fields - {"select"} and getattr(defaults, s.name) != s.default] == []
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        defaults.device = "cpu"
 
 
 def test_the_python_api_checks_its_settings_as_the_config_file_does():

@@ -11,6 +11,7 @@ imported here only when ``check`` is called).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from xlalint.settings import table as settings
@@ -46,7 +47,8 @@ def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE,
     raw, path, tensorflow = trace_object(fn_or_model, specs, options.verify)
     support, graph = load_support(tensorflow), OpGraph(raw["graph"] or NO_GRAPH)  # trace_object always has one
     facts = entry_facts(raw, path, options)
-    options.mode = "autocluster" if facts.mode.name == AUTO_CLUSTERING else "jit"  # the rules' fixes follow it
+    # the rules' fixes follow the mode the entry runs in
+    options = replace(options, mode="autocluster" if facts.mode.name == AUTO_CLUSTERING else "jit")
     findings = entry_findings(raw, CheckedFile.at(path), support, options, facts, graph)
     findings, judged, clusters = judge_entry(facts.mode, graph, findings, support, options.device,
                                              Location(path, raw["line"]))

@@ -6,6 +6,7 @@ import argparse
 import os
 import select
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from xlalint.tracing.cache import clear
@@ -103,11 +104,11 @@ def _options(args, parser) -> tuple[list[str], Options]:
     if args.spec and not any("::" in p for p in args.paths):
         parser.error("--spec needs a target named as FILE::NAME")
     declared = config_targets(config)
-    paths, run.targets, run.only_named = _targets(args.paths or list(declared) or ["."], args.spec)
+    paths, targets, only_named = _targets(args.paths or list(declared) or ["."], args.spec)
     for path, named in declared.items():  # the config's entries join whenever their file is checked
         for name, specs in named.items():
-            run.targets.setdefault(path, {}).setdefault(name, specs)
-    return paths, run
+            targets.setdefault(path, {}).setdefault(name, specs)
+    return paths, replace(run, targets=targets, only_named=only_named)
 
 
 EXIT_READER_GONE = 141  # what a shell shows for a writer that SIGPIPE ended (128 + 13)

@@ -248,9 +248,11 @@ def _default(name: str) -> Any:
     return field(default_factory=lambda: copy.deepcopy(BY_NAME[name].default))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Options:
-    """Every setting of a run: the defaults are ``SETTINGS``'; flags and [tool.xlalint] override them."""
+    """Every setting of a run: the defaults are ``SETTINGS``'; flags and [tool.xlalint] override them. A field
+    per setting the run reads, of the same name and default (``tests/test_config.py`` holds them to the table),
+    then what no setting gives (targets, root, progress); ``dataclasses.replace`` makes a changed copy."""
 
     device: str = _default("device")
     timeout: float = _default("timeout")
