@@ -8,8 +8,8 @@ A rule module defines ``RULE = Rule(...)`` with the hook of its ``stage`` (docs/
 * ``check_text(path, text)``: findings in a shell script or Dockerfile (any stage);
 * ``check_entry(entry)`` (stage "entry"): findings from one traced entry and every graph rule's
   findings on it (offers, --verify disagreements);
-* ``check_selected(ctx)`` (stage "selected"): findings about the run's selection itself, once every
-  other finding is selected (suppression comments that suppressed nothing);
+* ``check_selected(ctx)`` (stage "selected"): findings once every other finding of the run is
+  selected (the suppression comments that suppressed nothing);
 * ``check_captured(ctx)`` (stage "captured"): ``xlalint run`` only, findings from what the run saw of
   each captured function (retraces, partial batches...), made before selection like a graph rule's,
   so that comments and ``per-file-ignores`` apply to them.
