@@ -11,12 +11,10 @@ imported here only when ``check`` is called).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from xlalint.settings import table as settings
 from xlalint.autocluster.judge import judge_entry
-from xlalint.autocluster.program import AUTO_CLUSTERING
 from xlalint.engine.entries import NO_GRAPH, CheckedFile, entry_findings
 from xlalint.engine.keras_decision import entry_facts
 from xlalint.core.opgraph import OpGraph
@@ -47,8 +45,7 @@ def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE,
     raw, path, tensorflow = trace_object(fn_or_model, specs, options.verify)
     support, graph = load_support(tensorflow), OpGraph(raw["graph"] or NO_GRAPH)  # trace_object always has one
     facts = entry_facts(raw, path, options)
-    # the rules' fixes follow the mode the entry runs in
-    options = replace(options, mode="autocluster" if facts.mode.name == AUTO_CLUSTERING else "jit")
+    options = facts.for_rules(options)
     findings = entry_findings(raw, CheckedFile.at(path), support, options, facts, graph)
     findings, judged, clusters = judge_entry(facts.mode, graph, findings, support, options.device,
                                              Location(path, raw["line"]))

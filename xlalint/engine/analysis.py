@@ -11,13 +11,11 @@ Python file, text rules on a shell script or Dockerfile) and, once every file is
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 import libcst
 
 from xlalint.autocluster.judge import judge_entry, judged_by_name
-from xlalint.autocluster.program import AUTO_CLUSTERING, Mode
 from xlalint.checks import RULES
 from xlalint.engine.coverage import auto_jit_sites, count_ops
 from xlalint.engine.entries import NO_GRAPH, CheckedFile, entry_findings, libcst_source
@@ -147,7 +145,7 @@ def file_findings(report: Report, result: FileResult, support, options: Options,
         if options.save_graphs:
             save_entry(options.save_graphs, file.path, raw, report.tensorflow)
         graph = OpGraph(raw["graph"])
-        findings = entry_findings(raw, file, support, _for_rules(options, facts.mode), facts, graph)
+        findings = entry_findings(raw, file, support, facts.for_rules(options), facts, graph)
         findings, verdict, clusters = judge_entry(facts.mode, graph, findings, support, options.device,
                                                   Location(file.path, raw["line"]))
         produced += [Produced(f, (len(report.entries),), site) for f in findings]
@@ -163,11 +161,5 @@ def _untraced_findings(raw: EntryRecord, file: CheckedFile, support, options: Op
     they count for no entry's verdict, and a comment on the entry's line covers them."""
     if not (raw.get("keras_layers") or raw.get("keras")):
         return []
-    rules = _for_rules(options, facts.mode)
-    return [Produced(f, (), (file.path, raw["line"])) for f in entry_findings(raw, file, support, rules, facts,
-                                                                              OpGraph(NO_GRAPH))]
-
-
-def _for_rules(options: Options, mode: Mode) -> Options:
-    """The options the rules see for an entry: ``mode`` as its program runs it (the fixes follow it)."""
-    return replace(options, mode="autocluster" if mode.name == AUTO_CLUSTERING else "jit")
+    return [Produced(f, (), (file.path, raw["line"]))
+            for f in entry_findings(raw, file, support, facts.for_rules(options), facts, OpGraph(NO_GRAPH))]

@@ -7,10 +7,10 @@ program runs the entry in, and everything after tracing reads the entry's ``Entr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from xlalint.autocluster.program import Mode, entry_mode
+from xlalint.autocluster.program import AUTO_CLUSTERING, Mode, entry_mode
 from xlalint.core.wire import EntryRecord
 from xlalint.settings.table import Options
 
@@ -31,6 +31,10 @@ class EntryFacts:
         """Its report row's XLA fields (``core.results.Entry``)."""
         return {"jit_compile": self.jit_compile, "xla_off": self.xla_off,
                 "keras_refuses_jit": self.keras is not None and not self.keras["supported"], **self.mode.fields()}
+
+    def for_rules(self, options: Options) -> Options:
+        """The options its rules see: its mode as the program runs it (their fixes follow it)."""
+        return replace(options, mode="autocluster" if self.mode.name == AUTO_CLUSTERING else "jit")
 
 
 def entry_facts(raw: EntryRecord, path: str, options: Options) -> EntryFacts:
