@@ -140,6 +140,27 @@ def test_module_names_written_as_strings_resolve():
     assert unresolved == []
 
 
+# What bench/ and tools/ may import besides the public API (``xlalint``, ``xlalint.api``): the command line,
+# the records and settings, the rule registry and emitters, and the stages the speed benches time one by one
+# (docs/architecture.md, "Benches and tools").
+BENCH_SURFACE = {
+    "xlalint", "xlalint.api", "xlalint.cli.main", "xlalint.core.gc_pause", "xlalint.core.opgraph",
+    "xlalint.core.results", "xlalint.core.specs", "xlalint.core.support", "xlalint.settings.table", "xlalint.checks",
+    "xlalint.report", "xlalint.analyses.data_dependent", "xlalint.autocluster", "xlalint.source.suppressions",
+    "xlalint.engine.analysis", "xlalint.engine.entries", "xlalint.engine.selection", "xlalint.engine.static",
+    "xlalint.tracing.workers", "xlalint.process.result_file", "xlalint.run.client", "xlalint.run.report",
+    "xlalint.backend", "xlalint.backend.discover", "xlalint.backend.graph_export", "xlalint.backend.keras_sites",
+    "xlalint.backend.verify.compare", "xlalint.checks.xla001_unsupported_op",  # tools/gen_api_table.py: ALWAYS_COMPILED
+}
+
+
+def test_benches_and_tools_import_only_their_documented_surface():
+    outside = [f"{p.relative_to(REPO)}:{line}: {module}" for folder in ("bench", "tools")
+               for p in sorted((REPO / folder).rglob("*.py"))
+               for line, module in _imports(p.read_text(encoding="utf-8")) if module not in BENCH_SURFACE]
+    assert outside == []
+
+
 def test_the_checks_catch_what_they_are_for(tmp_path):
     """The instruments themselves: an upward import, a type-only one, and a string naming a missing module."""
     rule = ("from typing import TYPE_CHECKING\nfrom xlalint.engine.analysis import analyze\n"
