@@ -241,10 +241,12 @@ def test_the_report_does_not_depend_on_grouping_order_or_jobs(tmp_path, seed):
 @WAYS
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_stops_the_run_and_everything_it_started(tmp_path, sig, code, way):
-    _write(tmp_path, {"hangs.py": HANGS, "other.py": BLOCKER.format(comment="")})
+    """The hanging file writes its marker outside the checked tree (the guard refuses writes inside it)."""
+    project = tmp_path / "project"
+    _write(project, {"hangs.py": HANGS, "other.py": BLOCKER.format(comment="")})
     marker = tmp_path / "pids"
     run = subprocess.Popen([sys.executable, "-m", "xlalint", "hangs.py", "other.py", "--jobs", "2", "--no-cache",
-                            "--device", "cpu", "--format", "sarif"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            "--device", "cpu", "--format", "sarif"], cwd=project, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env=repo_env({"MARKER": str(marker), **way}))
     deadline = time.monotonic() + 300
     while not marker.exists() and time.monotonic() < deadline and run.poll() is None:

@@ -12,7 +12,7 @@ from xlalint.report import EMITTERS
 from xlalint.cli.run import _module_file, _parser, split_command
 from xlalint.autocluster.program import AS_IF_JIT, AUTO_CLUSTERING, CPU_NOTE, entry_mode
 from xlalint.run.report import defined_tf_functions, run_report, seen_mode
-from xlalint.run.scratch import make_scratch, remove_scratch
+from xlalint.process.scratch import make_scratch, remove_scratch
 from xlalint.engine.entries import NO_GRAPH
 from xlalint.fixes import Guard, fix_files
 from xlalint.settings.table import Options

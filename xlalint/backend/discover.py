@@ -310,10 +310,11 @@ def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate
     return found
 
 
-def without_called_helpers(candidates: list[Candidate], entries: list[EntryRecord]) -> list[EntryRecord]:
-    """The ``entries`` (one per candidate) less each signature-less tf.function that a traced entry
-    calls: it was traced with its caller's arguments and checked as part of that entry."""
-    called = {name for entry in entries if (graph := entry.get("graph")) for name in graph["functions"]}
+def without_called_helpers(candidates: list[Candidate], entries: list[EntryRecord],
+                           captured: list[EntryRecord]) -> list[EntryRecord]:
+    """The ``entries`` (one per candidate) less each signature-less tf.function that a traced or
+    ``captured`` entry calls: it was traced with its caller's arguments and checked as part of that entry."""
+    called = {name for entry in entries + captured if (graph := entry.get("graph")) for name in graph["functions"]}
     return [entry for candidate, entry in zip(candidates, entries, strict=True)
             if not (candidate.helper and any(re.fullmatch(rf"__inference_{re.escape(candidate.helper)}_\d+", name)
                                              for name in called))]

@@ -23,7 +23,7 @@ import threading
 
 from xlalint.backend.frames import is_user_file
 
-CHECK_MODULES = ("xlalint.backend.discover", "xlalint.backend.graph_export", "xlalint.backend.keras_jit",
+CHECK_MODULES = ("xlalint.backend.discover", "xlalint.backend.run.harness", "xlalint.backend.graph_export", "xlalint.backend.keras_jit",
                  "xlalint.backend.keras_step", "xlalint.backend.trace_errors", "encodings.utf_8_sig")
 
 

@@ -18,11 +18,11 @@ import traceback
 from xlalint.backend.fork_server import import_tensorflow, open_channel, ready, redirect_output, serve
 from xlalint.backend.frames import is_user_file
 from xlalint.backend.preload import CHECK_MODULES
-from xlalint.inputs.files import read_source
+from xlalint.inputs.files import read_source, show_paths_from
 from xlalint.inputs.notebooks import is_notebook, place_of, remember_source
 from xlalint.process.result_file import write_result
 from xlalint.core.specs import parse_spec
-from xlalint.core.wire import EntryRecord, FileResult, Request, entry_record, file_result
+from xlalint.core.wire import IMPORT_SHARE, EntryRecord, FileResult, Request, entry_record, file_result
 
 
 def _where(error: BaseException, path: str) -> str:
@@ -48,7 +48,12 @@ class _NotebookLoader(importlib.abc.SourceLoader):
         return self.source.encode("utf-8")
 
 
-def _import_user_module(path: str, source: str):
+class ImportStopped(Exception):
+    """The harness stopped the import with nothing to show for it: the message is the file's error."""
+
+
+def _user_module(path: str, source: str):
+    """The user's module and its loader, made but not run (its name its file's, unless that is taken)."""
     directory, filename = os.path.split(path)
     stem = os.path.splitext(filename)[0]
     name = stem if stem.isidentifier() and stem not in sys.modules else f"_xlalint_user_{abs(hash(path))}"
@@ -58,21 +63,65 @@ def _import_user_module(path: str, source: str):
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, directory)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return module, spec.loader
 
 
-def _trace_entries(module, source: str, request: Request, recorder) -> list[EntryRecord]:
-    """Every entry of the file, in discovery order; a discovered model that another entry's successful
-    trace called is checked as part of that entry (``xlalint.backend.covered_models``)."""
+def _harness(request: Request, recorder):
+    """The harness of ``xlalint run`` (capture, guard), installed for this file's import: the child then
+    works in a scratch mirror of the user's folder, names files as from that folder, and writes nothing
+    into the user's tree or the file's own folder."""
+    from xlalint.backend.run.harness import Harness
+    from xlalint.process.scratch import make_scratch
+
+    here = os.path.realpath(os.getcwd())
+    scratch = make_scratch(here, lazy=True)
+    harness = Harness(recorder, scratch, [here, os.path.dirname(os.path.realpath(request["path"]))],
+                      [os.path.dirname(request["result"])], request["patience"])
+    show_paths_from(here)
+    os.chdir(scratch)
+    sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
+    harness.install()
+    return harness
+
+
+def _import_user_module(path: str, source: str, request: Request, recorder):
+    """``(module, harness)``: the module imported (its top level run up to where the harness stopped it),
+    and the harness that captured what it compiled; raises what the import raised."""
+    from xlalint.backend.run.guard import RunStop
+
+    harness = _harness(request, recorder)
+    module, loader = _user_module(path, source)
+    budget = request["import_budget"]
+    try:
+        with harness.budget(budget, f"the import took longer than {budget:g}s"):
+            loader.exec_module(module)
+    except RunStop as stop:  # a training loop ended by the capture, or the budget, or the network
+        if stop.args[2] == "network":
+            raise ImportStopped(stop.args[0]) from stop
+        if stop.args[2] == "budget" and not harness.capture.records:
+            raise ImportStopped(f"timed out after {budget:g}s while importing{_where(stop, path)} (see --timeout: "
+                                f"the import may take {IMPORT_SHARE:.0%} of it, the rest is for tracing)") from stop
+    finally:
+        harness.capture.active = False  # xlalint's own traces from here on
+    return module, harness
+
+
+def _trace_entries(module, source: str, request: Request, recorder, capture) -> list[EntryRecord]:
+    """Every entry of the file: what discovery finds, in its order, then what the import captured (each
+    compiled function once: the capture, on the real arguments, wins); a discovered model that another
+    entry's successful trace called is checked as part of that entry (``xlalint.backend.covered_models``)."""
     from xlalint.backend.covered_models import is_forward, trace_order, without_covered
     from xlalint.backend.discover import discover, without_called_helpers
     from xlalint.backend.keras_step import with_train_steps
 
     targets = {t["name"]: ([parse_spec(s) for s in specs] if (specs := t.get("specs")) else None)
                for t in request.get("targets", [])}
-    candidates = with_train_steps(discover(module, source, targets, request["discover"]), recorder.site_of,
-                                  recorder.compiled)
+    here = os.path.realpath(request["path"])
+    captured = [r for r in capture.records if r.get("path") == here]  # a helper module's functions: its own check
+    lines = {r["line"] for r in captured}
+    candidates = [c for c in with_train_steps(discover(module, source, targets, request["discover"]),
+                                              recorder.site_of, recorder.compiled)
+                  if not (capture.captured(c.model) if c.kind == "keras-fit" else c.line in lines)]
     records: dict[int, EntryRecord] = {}
     callers: dict[int, int] = {}  # id of a layer or model a successful trace called -> that candidate's index
     covering: dict[int, int] = {}  # index of a covered model's candidate -> index of the entry that called it
@@ -88,7 +137,7 @@ def _trace_entries(module, source: str, request: Request, recorder) -> list[Entr
                 callers.setdefault(called, index)
     entries = [records[index] for index in range(len(candidates))]
     kept = [candidate for index, candidate in enumerate(candidates) if index not in covering]
-    return without_called_helpers(kept, without_covered(entries, covering))
+    return without_called_helpers(kept, without_covered(entries, covering), captured) + captured
 
 
 def _entry(candidate, request: Request, recorder, trace: bool) -> EntryRecord:
@@ -192,7 +241,10 @@ def _check_file(request: Request, recorder) -> FileResult:
         if unreadable:
             result["error"] = unreadable
             return result
-        module = _import_user_module(path, source)
+        module, harness = _import_user_module(path, source, request, recorder)
+    except ImportStopped as error:
+        result["error"] = str(error)
+        return result
     except SystemExit as error:
         result["error"] = f"the module called sys.exit({error.code!r}) while being imported{_where(error, path)}"
         return result
@@ -201,7 +253,7 @@ def _check_file(request: Request, recorder) -> FileResult:
                            f"{_first_line(error)}{_where(error, path)}")
         return result
     try:
-        result["entries"] = _trace_entries(module, source, request, recorder)
+        result["entries"] = _trace_entries(module, source, request, recorder, harness.capture)
     except SystemExit as error:
         result["error"] = f"the module called sys.exit({error.code!r}) while being traced{_where(error, path)}"
     except Exception as error:

@@ -21,10 +21,10 @@ from xlalint.inputs.notebooks import is_notebook
 from xlalint.report import EMITTERS
 from xlalint.core.results import Report
 from xlalint.run.listed import listed_command, together
-from xlalint.settings.table import COUNT, SECONDS
+from xlalint.settings.table import COUNT, DEFAULT_PATIENCE, SECONDS
 
 DEFAULT_RUN_TIMEOUT_S = 120.0
-DEFAULT_PATIENCE = 2
+
 FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "strict", "save_graphs",
          "first_step")  # settings that `run` takes
 PATHS = ("baseline", "write_baseline", "save_graphs")  # flags naming files, from the working directory
@@ -139,7 +139,7 @@ def main(argv: list[str]) -> int:
     known = known_baseline(parser, args, options.baseline)
     from xlalint.run.client import RunServer
     from xlalint.run.report import run_report
-    from xlalint.run.scratch import ScratchError
+    from xlalint.process.scratch import ScratchError
 
     reports = []
     runs = [(file, module) for file, _, module, *_ in commands]

@@ -141,12 +141,17 @@ class VerifyRequest(TypedDict):
     device: str | None  # "cpu" | "gpu"; None: the GPU when there is one, else the CPU
 
 
+IMPORT_SHARE = 0.75  # of a file's --timeout, what its import may take (``Request.import_budget``): the rest is for tracing
+
+
 class Request(TypedDict, total=False):
     path: str
     targets: list[Target]
     discover: bool  # also find entries by discovery, not only the named targets
     verify: VerifyRequest | None
     saved_model: bool
+    patience: int  # calls of captured functions that trace nothing new before the import is stopped
+    import_budget: float  # seconds the file's import may run (its top level: a training loop is captured)
     result: str  # where the child writes its FileResult (set by the worker client)
     log: str  # where the child's output goes
 

@@ -17,10 +17,10 @@ from typing import Iterator
 from xlalint.tracing.cache import ResultCache
 from xlalint.inputs.files import collect_files, display_path, is_env_file, is_saved_model, precheck, record_sources
 from xlalint.core.results import FileError, Report
-from xlalint.settings.table import Options
+from xlalint.settings.table import DEFAULT_PATIENCE, Options
 from xlalint.ci.shards import BEFORE_TRACE, ShardRun
 from xlalint.core.support import installed_tensorflow
-from xlalint.core.wire import FileResult, Request, file_result
+from xlalint.core.wire import IMPORT_SHARE, FileResult, Request, file_result
 from xlalint.tracing.workers import Tracing, WorkerError, start_worker
 
 
@@ -126,7 +126,8 @@ def _request(path: str, options: Options) -> Request:
     """What the tracing server is asked about a Python file."""
     targets = options.targets.get(path, {})
     return {"path": path, "targets": [{"name": n, "specs": s} for n, s in targets.items()],
-            "discover": path not in options.only_named,
+            "discover": path not in options.only_named, "patience": DEFAULT_PATIENCE,
+            "import_budget": options.timeout * IMPORT_SHARE,
             "verify": {"device": None if options.verify == "auto" else options.verify} if options.verify else None}
 
 

@@ -22,8 +22,18 @@ ENV_FILE = re.compile(r"^(Dockerfile.*|.*\.dockerfile|.*\.sh|.*\.bash|.*\.env)$"
 SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox"})
 
 
+_shown_from: str | None = None  # the folder paths are shown from; None: the working directory
+
+
+def show_paths_from(folder: str) -> None:
+    """Show paths relative to ``folder`` from now on in this process (a child that runs user code in a
+    scratch folder still names files as the user's working directory does)."""
+    global _shown_from
+    _shown_from = folder
+
+
 def display_path(path: str) -> str:
-    rel = os.path.relpath(path)
+    rel = os.path.relpath(path, _shown_from)
     return path if rel.startswith("..") else rel
 
 

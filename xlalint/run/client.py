@@ -21,7 +21,7 @@ from typing import Any
 from xlalint.process.child_end import death
 from xlalint.tracing.preload_plan import run_preloads
 from xlalint.process.result_file import aside
-from xlalint.run.scratch import make_scratch, remove_scratch
+from xlalint.process.scratch import make_scratch, remove_scratch
 from xlalint.tracing.server import Server, WorkerError, start_server
 
 IMPORT_ALLOWANCE_S = 120.0  # setting up the run (and, without fork, importing TensorFlow) and writing the result

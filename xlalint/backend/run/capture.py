@@ -137,6 +137,11 @@ class Capture:
         self._dataset_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._tracing: list[bool] = []  # the jit_compile setting of each function being traced, innermost last
         self._set_jit_at: list | None = None  # [file, line] of the set_jit call that turned auto-clustering on
+        self.active = True  # off: every call and loop runs as the program wrote it (xlalint's own traces after)
+
+    def captured(self, model) -> bool:
+        """Whether a step of this Keras model was captured (``keras_steps``)."""
+        return any(isinstance(key, tuple) and key[1] == id(model) for key in self._by_key)
 
     def install(self) -> None:
         run_hooks.on_function_call(self._on_call)
@@ -157,7 +162,7 @@ class Capture:
             self._variables.append((mine[-1], initial_value.name if tf.is_symbolic_tensor(initial_value) else None))
 
     def _on_call(self, function, original, args, kwargs):
-        if self._running:  # inside a first step: part of its caller
+        if self._running or not self.active:  # inside a first step: part of its caller
             return original(function, *args, **kwargs)
         python = _code_of(run_hooks.cloned_from(function) or function)  # strategy.run(f): f's clone is f's
         source = inspect.getsourcefile(python) if inspect.isfunction(python) else None
@@ -317,6 +322,8 @@ class Capture:
 
     def _on_next(self, iterator, original):
         """End a dataset loop once captured functions consumed its last element and traced nothing new."""
+        if not self.active:
+            return original(iterator)
         calls, traces = self._dataset_at.get(iterator, (self.calls, None))  # a new loop has consumed nothing
         self._probing = False  # also when the loop ends here, or its data runs out
         if self.calls > calls and self.new_traces == traces:

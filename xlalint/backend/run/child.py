@@ -1,7 +1,7 @@
 """The child process of ``xlalint run``: run the user's script as ``__main__`` and capture what it compiles.
 
 Called by the run server (``run_server``) in the child it forked for the run, in the scratch working
-directory (``xlalint.run.scratch``): installs the hooks (capture, Keras, guard), then runs the
+directory (``xlalint.process.scratch``): installs the harness (``harness.py``: capture, Keras, guard), then runs the
 script with the ``sys.argv`` and ``sys.path`` that ``python SCRIPT ARGS`` (or ``python -m MODULE
 ARGS``) gives. The result file is rewritten after each capture, so a run killed from outside keeps
 what it found.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import runpy
-import signal
 import sys
 import traceback
 import types
@@ -28,12 +27,6 @@ def _user_line(error: BaseException) -> list | None:
     """``[file, line, function]`` of the innermost user frame in the exception's traceback."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if is_user_file(f.filename)]
     return [os.path.realpath(frames[-1].filename), frames[-1].lineno, frames[-1].name] if frames else None
-
-
-def _frame_site(frame) -> list | None:
-    while frame is not None and not is_user_file(frame.f_code.co_filename):
-        frame = frame.f_back
-    return None if frame is None else [os.path.realpath(frame.f_code.co_filename), frame.f_lineno, frame.f_code.co_name]
 
 
 def _run_script(request: dict) -> None:
@@ -67,15 +60,12 @@ def run(request: dict, server: int) -> None:
     import keras
     import tensorflow as tf
 
-    from xlalint.backend.run import keras_steps as run_keras
     from xlalint.backend.keras_sites import LayerRecorder
-    from xlalint.backend.run.capture import Capture
-    from xlalint.backend.run.guard import Guard, RunStop
+    from xlalint.backend.run import hooks as run_hooks
+    from xlalint.backend.run.guard import RunStop
+    from xlalint.backend.run.harness import Harness
 
     recorder = LayerRecorder()
-    guard = Guard(request["scratch"], request["protected"], [os.path.dirname(request["result"])])
-    from xlalint.backend.run import hooks as run_hooks
-
     result = {"tensorflow": tf.__version__, "keras": keras.__version__, "server": server, "records": [], "stop": None,
               "hooks_supported": run_hooks.installed() in run_hooks.SUPPORTED}
 
@@ -84,20 +74,16 @@ def run(request: dict, server: int) -> None:
         # JSON, as the parent reads it (the C encoder: json.dump would stream it in Python)
         write_whole(request["result"], json.dumps(result, check_circular=False, separators=(",", ":")).encode())
 
-    capture = Capture(recorder, save, request["patience"], request["first_step"])
+    harness = Harness(recorder, request["scratch"], request["protected"], [os.path.dirname(request["result"])],
+                      request["patience"], request["first_step"], save)
+    capture, guard = harness.capture, harness.guard
     sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
     recorder.install()
-    capture.install()
-    run_keras.install(capture)
-    guard.install()
-
-    def out_of_time(signum, frame):
-        raise RunStop(f"the run budget of {request['budget']:g}s ran out (see --run-timeout)", _frame_site(frame), "budget")
-
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, request["budget"])
+    harness.install()
     try:
-        _run_script(request)
+        budget = request["budget"]
+        with harness.budget(budget, f"the run budget of {budget:g}s ran out (see --run-timeout)"):
+            _run_script(request)
         stop: dict[str, Any] = {"kind": "ended", "reason": "the script ended", "where": None}
     except RunStop as error:
         stop = {"kind": error.args[2], "reason": error.args[0], "where": error.args[1]}
@@ -109,8 +95,6 @@ def run(request: dict, server: int) -> None:
         message = str(error).strip().splitlines()
         stop = {"kind": "error", "where": _user_line(error),
                 "reason": f"the script raised {type(error).__name__}" + (f": {message[0][:300]}" if message else "")}
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
     result["stop"] = stop
     result["calls"] = capture.calls
     save()

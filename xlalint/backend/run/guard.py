@@ -1,10 +1,14 @@
-"""Keep a script run by ``xlalint run`` from changing the user's files or reaching the network.
+"""Keep user code that xlalint runs (``xlalint run``, and each file's import in the check command) from
+changing the user's files or reaching the network.
 
-The run's working directory is a scratch mirror of the user's (``xlalint.run.scratch``): relative
+The working directory is a scratch mirror of the user's (``xlalint.process.scratch``): relative
 writes land there. This guard sees every write made through Python (audit events) and through
-``tf.io.gfile`` (``run_hooks.on_tf_file_write``): a write into the mirror replaces a linked file
-with a copy first, a write into the user's own tree is refused with a ``PermissionError`` that
-says why. A connection or name lookup for another host stops the run, naming the call and line.
+``tf.io.gfile`` (``run_hooks.on_tf_file_write``): a write into the mirror makes a linked folder on
+its way real and replaces a linked file with a copy first (also for ``chmod``, ``utime``, ``chown``
+and ``truncate``, which act on a link's target), a write into the user's own tree is refused with a
+``PermissionError`` that says why. A subprocess or shell command that names a path inside the tree
+is refused the same way (relative paths in it land in the mirror, its working directory). A
+connection or name lookup for another host stops the run, naming the call and line.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ from __future__ import annotations
 import errno
 import ipaddress
 import os
+import shlex
 import shutil
 import sys
 import threading
 from types import FrameType
+
+from xlalint.process.scratch import materialize
 
 from xlalint.backend.run import hooks as run_hooks
 from xlalint.backend.frames import is_user_file
@@ -23,8 +30,11 @@ from xlalint.backend.frames import is_user_file
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 # audit event -> how many of its leading arguments are paths the event changes
 CHANGES = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 1, "os.rename": 2, "os.truncate": 1,
-           "os.chmod": 1, "os.symlink": 2, "os.link": 2, "shutil.rmtree": 1, "shutil.copyfile": 2,
-           "shutil.move": 2}
+           "os.chmod": 1, "os.utime": 1, "os.chown": 1, "os.symlink": 2, "os.link": 2, "shutil.rmtree": 1,
+           "shutil.copyfile": 2, "shutil.move": 2}
+FOLLOWS_LINKS = frozenset({"os.truncate", "os.chmod", "os.utime", "os.chown"})  # they change a link's target
+# audit event -> the index of its command (an argument list, or a shell command line)
+COMMANDS = {"subprocess.Popen": 1, "os.system": 0, "os.exec": 1, "os.posix_spawn": 1, "os.spawn": 2}
 LOCAL_HOSTS = frozenset({"localhost", "ip6-localhost", ""})
 
 
@@ -94,7 +104,9 @@ class Guard:
         elif event in CHANGES:
             for path in args[:CHANGES[event]]:
                 if isinstance(path, (str, bytes, os.PathLike)):
-                    self._change(path, event, opens=False)
+                    self._change(path, event, opens=event in FOLLOWS_LINKS)
+        elif event in COMMANDS:
+            self._command(args[COMMANDS[event]], event)
         elif event == "socket.getaddrinfo" and not _local(args[0]):
             self._network(f"looks up host {args[0]!r}")
         elif event == "socket.connect" and isinstance(args[1], tuple) and not _local(args[1][0]):
@@ -108,6 +120,8 @@ class Guard:
         where = os.path.abspath(text)
         self._busy.on = True
         try:
+            if _inside(where, self.scratch):
+                materialize(self.scratch, where)
             if opens and os.path.islink(where) and _inside(where, self.scratch):
                 target = os.path.realpath(where)
                 os.unlink(where)
@@ -122,12 +136,27 @@ class Guard:
         elif any(_inside(real, root) for root in self.protected) and not any(_inside(real, a) for a in self.allowed):
             site = user_site(2)
             self.refused.append({"path": text, "call": call, "where": list(site[0]) if site else None})
-            raise PermissionError(errno.EACCES, "xlalint run leaves your files unchanged: this write was refused", text)
+            raise PermissionError(errno.EACCES, "xlalint leaves your files unchanged: this write was refused", text)
+
+    def _command(self, command, event: str) -> None:
+        """Refuse a subprocess or shell command that names a path inside the user's tree (it would write
+        past this guard); relative paths are left to it: its working directory is the mirror."""
+        if isinstance(command, (str, bytes)):
+            try:
+                words = shlex.split(os.fsdecode(command))
+            except ValueError:
+                words = os.fsdecode(command).split()
+        else:
+            words = [os.fsdecode(w) for w in command or () if isinstance(w, (str, bytes, os.PathLike))]
+        for word in words[1:]:  # the program itself is run, not written
+            path = word.split("=", 1)[-1]  # --out=/abs/path
+            if os.path.isabs(path):
+                self._change(path, event, opens=False)
 
     def _network(self, what: str) -> None:
         site = user_site(2)
         where = f" at {os.path.basename(site[0][0])}:{site[0][1]}" if site else ""
         call = f"`{site[1]}`" if site and site[1] else "a call"
-        raise NetworkStop(f"the script reaches for the network: {call}{where} {what}; xlalint run allows no "
-                          "network access (download the data once, then point the script at the local copy)",
-                          list(site[0]) if site else None, "network")
+        raise NetworkStop(f"the script reaches for the network: {call}{where} {what}; xlalint allows the code "
+                          "it runs no network access (download the data once, then point the script at the local "
+                          "copy)", list(site[0]) if site else None, "network")
