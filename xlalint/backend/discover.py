@@ -70,6 +70,14 @@ class Candidate:
         return function.get_concrete_function(*args), len(self.specs)
 
 
+def _has_main_block(source: str) -> bool:
+    """Whether the module has an ``if __name__ == "__main__":`` block at its top level."""
+    tests = [node.test for node in ast.parse(source).body if isinstance(node, ast.If)]
+    return any(isinstance(test, ast.Compare) and len(test.comparators) == 1
+               and {ast.unparse(test.left), ast.unparse(test.comparators[0])} == {"__name__", "'__main__'"}
+               for test in tests)
+
+
 def _module_level_lines(source: str) -> dict[str, int]:
     """Line of each module-level def, class or assignment (``def`` line, not decorator)."""
     lines: dict[str, int] = {}
@@ -109,8 +117,9 @@ def def_line(fn, default: int) -> int:
     return start
 
 
-def function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> Candidate:
-    """A tf.function or plain function; specs from the command line win over a signature."""
+def function_candidate(name: str, fn, line: int, specs: list[Spec] | None, main_block: bool = False) -> Candidate:
+    """A tf.function or plain function; specs from the command line win over a signature. ``main_block``:
+    the module has an ``if __name__ == "__main__":`` block, where a function its import did not call may be."""
     is_tf = _is_tf_function(fn)
     jit = getattr(fn, "_jit_compile", None) if is_tf else None
     python_fn = getattr(fn, "python_function", fn)
@@ -120,6 +129,10 @@ def function_candidate(name: str, fn, line: int, specs: list[Spec] | None) -> Ca
         return Candidate(name, line, kind, function=fn if is_tf else tf.function(fn),
                          python_function=python_fn, specs=[_tensor_spec(s) for s in specs], jit_compile=jit)
     signature = getattr(fn, "input_signature", None) if is_tf else None
+    if signature is None and main_block:
+        return Candidate(name, line, kind, jit_compile=jit, reason=(
+            f"{kind} `{name}` was not called while the module was imported: the `__main__` block runs under "
+            "`xlalint run FILE` (or `run` in [tool.xlalint]), which checks it at its first call"))
     if signature is None:
         return Candidate(
             name, line, kind, jit_compile=jit,
@@ -262,7 +275,7 @@ def discover(module, source: str, targets: dict[str, list[Spec] | None], find_al
     """The named ``targets`` of ``module``, plus every entry it defines when ``find_all``."""
     lines = _module_level_lines(source)
     found = _named(module, lines, targets)
-    return found + _discovered(module, lines, set(targets)) if find_all else found
+    return found + _discovered(module, lines, set(targets), _has_main_block(source)) if find_all else found
 
 
 def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None]) -> list[Candidate]:
@@ -286,7 +299,7 @@ def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None])
     return found
 
 
-def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate]:
+def _discovered(module, lines: dict[str, int], skip: set[str], main_block: bool) -> list[Candidate]:
     found = []
     models = keras_model_classes()
     for name, line in lines.items():
@@ -296,7 +309,7 @@ def _discovered(module, lines: dict[str, int], skip: set[str]) -> list[Candidate
         if obj is None or inspect.ismodule(obj) or inspect.isclass(obj):
             continue
         if _is_tf_function(obj):
-            candidate = function_candidate(name, obj, line, None)
+            candidate = function_candidate(name, obj, line, None, main_block)
             if not candidate.traceable:
                 candidate.helper = getattr(obj, "name", None) or name
             found.append(candidate)

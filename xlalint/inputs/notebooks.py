@@ -12,13 +12,14 @@ Cells are numbered from 1 among all cells of the notebook, markdown included, as
 from __future__ import annotations
 
 import ast
+import functools
 import json
+import linecache
 import os
 import re
 import warnings
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
 from typing import Any
 
@@ -246,7 +247,7 @@ def _check_syntax(source: str, cells: list[Cell]) -> None:
         pass  # reported as for any file, when the module is parsed again
 
 
-@lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=32)
 def _cached(path: str, mtime_ns: int, size: int) -> NotebookModule | NotebookError:
     try:
         with open(path, encoding="utf-8-sig") as handle:
@@ -269,12 +270,29 @@ def read_notebook(path: str) -> NotebookModule:
     return result
 
 
-def remember_source(path: str, source: str) -> None:
-    """Make ``inspect`` and tracebacks (through ``linecache``) read a notebook's module, not its JSON: an
-    entry without a modification time stays in the cache."""
-    import linecache
+_remembered: dict[str, list[str]] = {}  # notebook path -> its module's lines, in a process that runs notebooks
 
-    linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+
+def remember_source(path: str, source: str) -> None:
+    """Make ``inspect``, AutoGraph and tracebacks (through ``linecache``) read a notebook's module, not its
+    JSON, as IPython registers each cell: an entry without a modification time stays in the cache, and
+    ``linecache.updatecache`` (which AutoGraph calls for every function it converts, and which would read
+    the file's JSON) gives it back."""
+    lines = source.splitlines(keepends=True)
+    _remembered[path] = lines
+    linecache.cache[path] = (len(source), None, lines, path)
+    if not hasattr(linecache.updatecache, "__wrapped__"):
+        reread = linecache.updatecache
+
+        @functools.wraps(reread)
+        def updatecache(filename, module_globals=None):
+            if filename in _remembered:
+                linecache.cache[filename] = (sum(map(len, _remembered[filename])), None, _remembered[filename],
+                                             filename)
+                return _remembered[filename]
+            return reread(filename, module_globals)
+
+        linecache.updatecache = updatecache
 
 
 def place_of(path: str, line: int) -> dict | None:
