@@ -91,6 +91,7 @@ def _import_user_module(path: str, source: str, request: Request, recorder):
 
     harness = _harness(request, recorder)
     module, loader = _user_module(path, source)
+    sys.argv = [path]  # as `python FILE` gives it: a script parsing its arguments at import sees none
     budget = request["import_budget"]
     try:
         with harness.budget(budget, f"the import took longer than {budget:g}s"):

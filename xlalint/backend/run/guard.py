@@ -78,6 +78,13 @@ def _local(host) -> bool:
         return False
 
 
+def _shell_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:  # an unclosed quote
+        return text.split()
+
+
 class Guard:
     """What the run wrote (into the scratch folder), refused, and whether it reached for the network."""
 
@@ -140,16 +147,12 @@ class Guard:
 
     def _command(self, command, event: str) -> None:
         """Refuse a subprocess or shell command that names a path inside the user's tree (it would write
-        past this guard); relative paths are left to it: its working directory is the mirror."""
-        if isinstance(command, (str, bytes)):
-            try:
-                words = shlex.split(os.fsdecode(command))
-            except ValueError:
-                words = os.fsdecode(command).split()
-        else:
-            words = [os.fsdecode(w) for w in command or () if isinstance(w, (str, bytes, os.PathLike))]
-        for word in words[1:]:  # the program itself is run, not written
-            path = word.split("=", 1)[-1]  # --out=/abs/path
+        past this guard), also inside a shell script it is given; relative paths are left to it: its
+        working directory is the mirror. The program itself is run, not written."""
+        words = [command] if isinstance(command, (str, bytes)) else list(command or ())
+        tokens = [t for w in words if isinstance(w, (str, bytes, os.PathLike)) for t in _shell_words(os.fsdecode(w))]
+        for token in tokens[1:]:
+            path = token.split("=", 1)[-1].lstrip("<>|&;")  # --out=/abs/path, >/abs/path
             if os.path.isabs(path):
                 self._change(path, event, opens=False)
 

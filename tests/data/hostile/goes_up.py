@@ -1,0 +1,11 @@
+"""Changes to the folder above and writes there, and back."""
+import os
+
+import tensorflow as tf
+
+os.chdir("..")
+with open("above.txt", "w") as out:
+    out.write("above\n")
+os.chdir(os.path.dirname(os.path.realpath(__file__)))
+with open("back.txt", "w") as out:
+    out.write("back\n")
