@@ -22,20 +22,31 @@ def _try_repo(project, tmp_path, hook):
     )
 
 
+def _files(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(folder).parts}
+
+
 @pytest.mark.tf  # the full hook installs and runs TensorFlow
 def test_hooks_run_from_this_repo_on_a_project(tmp_path):
+    """Also on a script and a notebook that train at their top level: nothing trains, nothing is written."""
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(REPO / "fixtures/multi_blocker.py", project / "train.py")
     (project / "util.py").write_text("def add(a, b):\n    return a + b\n")
     shutil.copy(REPO / "rules/XLA001/good.py", project / "clean.py")
+    for trains in ("loop_checkpoints.py", "train_cells.ipynb"):
+        shutil.copy(REPO / "tests/data/check" / trains, project / trains)
     _git(project, "init", "-q")
     _git(project, "add", ".")
+    before = _files(project)
     done = _try_repo(project, tmp_path, "xlalint")
     output = done.stdout + done.stderr
     assert done.returncode == 1, output  # the blockers in train.py fail the hook
     assert "train.py:10:13: XLA001" in output
+    assert "train_cells.ipynb:cell 3:6:5: XLA001" in output  # the notebook's tf.print, found as its cell ran
     assert "util.py" not in output.split("xlalint (XLA compatibility)")[-1]  # skipped: no TensorFlow
+    assert _files(project) == before  # no checkpoints, logs or cache files in the project
     done = _try_repo(project, tmp_path, "xlalint-static")
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
