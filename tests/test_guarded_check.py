@@ -114,3 +114,12 @@ def test_what_only_the_main_block_reaches_names_xlalint_run(runs):
     assert entry["verdict"] == "unknown" and "`xlalint run FILE`" in entry["error"]
     assert "input_signature" not in entry["error"]
     assert any(line == 8 for _, line in _error_lines(report, "main_block.py"))  # found by API name meanwhile
+
+
+def test_the_run_rules_read_what_the_import_captured(runs):
+    """XLA109 from the import's own calls: as many traces as the real run made."""
+    truth, report, _, _ = runs
+    traces = truth["retraced_at_import"]["traced"]["scaled"]
+    assert traces == 5
+    [finding] = [f for f in report["findings"] if f["path"] == "retraced_at_import.py" and f["code"] == "XLA109"]
+    assert f"traced {traces} times" in finding["message"] and finding["line"] == 7

@@ -7,7 +7,7 @@ a clear message instead of being misread.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 FORMAT = 6  # bump when any record below changes shape (e.g. a new exported attr)
 
@@ -116,7 +116,8 @@ class AutoJit(TypedDict):
 
 
 class CapturedRecord(EntryRecord, total=False):
-    """``xlalint run``: one captured function's record, as the run saw it (backend/run/capture.py)."""
+    """One function captured at its first call (``xlalint run``, or a checked file's import), as the run saw
+    it (backend/run/capture.py)."""
 
     path: str  # the file of its def (a Keras step without its own: of the fit call)
     call: list | None  # [file, line, function] of its first call
@@ -130,6 +131,11 @@ class CapturedRecord(EntryRecord, total=False):
     variables: list[list]  # [file, line, function] of the variables its first trace made
     unliftable: str | None  # why TensorFlow could not lift them out of the function
     auto_jit: AutoJit | None  # None: auto-clustering was off
+
+
+def captured_records(entries: list[EntryRecord]) -> list[CapturedRecord]:
+    """The entries that were captured at their first call (a run's, or a checked file's import), not discovered."""
+    return [cast(CapturedRecord, e) for e in entries if "traces" in e]
 
 
 class Target(TypedDict):

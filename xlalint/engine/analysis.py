@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 import libcst
 
 from xlalint.autocluster.judge import judge_entry, judged_by_name
-from xlalint.checks import RULES
+from xlalint.checks import RULES, CapturedContext, hooks
 from xlalint.engine.coverage import auto_jit_sites, count_ops
 from xlalint.engine.entries import NO_GRAPH, CheckedFile, entry_findings, libcst_source
 from xlalint.inputs.files import collect_files, display_path, record_sources
@@ -37,7 +37,7 @@ from xlalint.engine.static import check_files
 from xlalint.engine.source_pass import scan_source, scan_text
 from xlalint.source.suppressions import SuppressionIndex
 from xlalint.core.support import load_support
-from xlalint.core.wire import EntryRecord, FileResult
+from xlalint.core.wire import CapturedRecord, EntryRecord, FileResult, captured_records
 
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
                  "(or a zero-argument build_model() returning one), or name a function with specs: "
@@ -59,6 +59,7 @@ def analyze(plan: Plan, options: Options) -> Report:
         with gc_paused():
             support = load_support(report.tensorflow) if report.tensorflow else None  # a file with an error needs none
             traced = file_findings(report, result, support, options, path in plan.explicit)
+            traced += captured_findings(report, captured_records(result["entries"]))
             produced += _from(report, path, traced)
             if not request.get("saved_model"):
                 produced += _from(report, path, map(Produced, source_findings(
@@ -72,6 +73,20 @@ def analyze(plan: Plan, options: Options) -> Report:
     report.entries = in_cells(report.entries)
     record_sources(report.sources, (f.path for f in report.findings))
     return report
+
+
+def captured_findings(report: Report, records: list[CapturedRecord]) -> list[Produced]:
+    """The captured rules' findings on what a run (``xlalint run``, or a file's import in the check command) saw of
+    each captured function, counted for its entry."""
+    entries = {(e.path, e.name, e.line): i for i, e in enumerate(report.entries)}
+    sites = {r["name"]: (r["path"], r["line"]) for r in records}
+    ctx = CapturedContext(tuple(records))
+    produced = []
+    for finding in (f for check in hooks("check_captured") for f in check(ctx)):
+        site = sites.get(finding.entry)
+        index = entries.get((display_path(site[0]), finding.entry, site[1])) if site else None
+        produced.append(Produced(finding, () if index is None else (index,), site))
+    return produced
 
 
 def _from(report: Report, path: str, produced, phase: int = OWN) -> list[Produced]:

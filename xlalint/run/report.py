@@ -13,8 +13,7 @@ import os
 from dataclasses import replace
 
 from xlalint.autocluster.program import Seen
-from xlalint.checks import CapturedContext, hooks
-from xlalint.engine.analysis import file_findings, source_findings
+from xlalint.engine.analysis import captured_findings, file_findings, source_findings
 from xlalint.inputs.files import display_path, read_source
 from xlalint.inputs.notebooks import in_cells, place_of
 from xlalint.core.results import Entry, FileError, Related, Report, one_per_place, place
@@ -77,19 +76,6 @@ def _digest(path: str) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def _captured_findings(report: Report, records: list[CapturedRecord]) -> list[Produced]:
-    """The captured rules' findings on what the run saw of each captured function, counted for its entry."""
-    entries = {(e.path, e.name, e.line): i for i, e in enumerate(report.entries)}
-    sites = {r["name"]: (r["path"], r["line"]) for r in records}
-    ctx = CapturedContext(tuple(records))
-    produced = []
-    for finding in (f for check in hooks("check_captured") for f in check(ctx)):
-        site = sites.get(finding.entry)
-        index = entries.get((display_path(site[0]), finding.entry, site[1])) if site else None
-        produced.append(Produced(finding, () if index is None else (index,), site))
-    return produced
-
-
 def run_report(result: dict, script: str, options: Options) -> Report:
     """The report of one run; ``script`` is the file run (or the module's file)."""
     report = Report(device=options.device, tensorflow=result.get("tensorflow"))
@@ -108,7 +94,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     produced: list[Produced] = []
     for path, entries in by_file.items():
         produced += file_findings(report, file_result(path, entries=entries), support, options, False)
-    produced += _captured_findings(report, records)
+    produced += captured_findings(report, records)
     calls = {r["name"]: Related(display_path(call[0]), call[1], _call_text(r, call)) for r in records
              if (call := r.get("call"))}
     produced = [replace(p, finding=_with_call(p.finding, calls.get(p.finding.entry))) for p in produced]
