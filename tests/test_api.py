@@ -107,3 +107,19 @@ def test_check_under_auto_clustering_leaves_the_callback_out_instead_of_failing(
     assert [(f.code, f.severity) for f in report.findings] == [("XLA001", "info")]
     assert len(entry.autocluster["clusters"]) == 2
     assert xlalint.check(fn, device="cpu").entries[0].verdict == "incompatible"  # default: as if jit_compile=True
+
+
+def test_check_reports_what_keras_decides_for_a_model_as_the_command_does():
+    """XLA301 (a layer that keeps Keras off XLA) and XLA302 (compiled with "auto", trained without XLA on a
+    CPU) reach the API too: the in-process tracer records Keras's data as the tracing server does. Keras's
+    own decision, asked after the check, is the truth."""
+    layer_off = gt.load_module(REPO / "rules/XLA301/bad.py").augmented_classifier
+    report = xlalint.check(layer_off, device="cpu")
+    [finding] = [f for f in report.findings if f.code == "XLA301"]
+    assert "RandomZoom" in finding.message
+    layer_off.compile(optimizer="adam", loss="mse", jit_compile=True)
+    assert layer_off.jit_compile is False  # Keras dropped the jit_compile=True it was given
+    auto = gt.load_module(REPO / "rules/XLA302/bad.py").classifier
+    report = xlalint.check(auto, device="cpu")
+    assert [f.code for f in report.findings if f.code == "XLA302"] == ["XLA302"]
+    assert auto.jit_compile is False  # "auto" on this machine, without a GPU: no XLA

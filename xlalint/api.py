@@ -13,22 +13,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlalint.settings import table as settings
-from xlalint.autocluster.judge import judge_entry
-from xlalint.engine.entries import NO_GRAPH, CheckedFile, entry_findings
-from xlalint.engine.keras_decision import entry_facts
-from xlalint.core.opgraph import OpGraph
-from xlalint.core.results import Entry, Report
-from xlalint.engine.selection import Produced, select as select_findings, verdict
-from xlalint.source.sourcemap import Location
+from xlalint.core.results import Entry, Finding, Report
 from xlalint.core.support import load_support
+from xlalint.core.wire import file_result
+from xlalint.engine.analysis import file_findings
+from xlalint.engine.selection import select as select_findings
+from xlalint.settings import table as settings
+
+__all__ = ["Entry", "Finding", "Report", "assert_xla_compatible", "check"]
 
 DEVICE, MODE = settings.BY_NAME["device"].default, settings.BY_NAME["mode"].default
 
 
 def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE, select: list[str] | None = None,
           ignore: list[str] | tuple[str, ...] = (), verify: str | None = None) -> Report:
-    """Trace ``fn_or_model`` and run every rule on it.
+    """Trace ``fn_or_model`` and run every rule on it, through the check command's own entry pipeline.
 
     ``specs`` give the arguments: spec strings (``"float32[8,16]"``), ``tf.TensorSpec``s or
     example tensors/arrays. Without them a ``tf.function`` needs an ``input_signature`` and a
@@ -37,25 +36,16 @@ def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE,
     jit_compile=True, "autocluster" under auto-clustering, with the predicted clusters in
     ``report.entries[0].autocluster`` (docs/autocluster.md); ``verify`` ("auto", "cpu" or "gpu")
     also compiles and runs it with and without XLA: ``report.entries[0].verify`` (docs/verify.md).
+    Raises ``ValueError`` for bad settings and for an object that cannot be traced.
     """
     given = {"device": device, "mode": mode, "select": select, "ignore": list(ignore) or None, "verify": verify}
     options = settings.options(settings.merge(settings.checked(given), {}))
     from xlalint.backend.inprocess import trace_object
 
     raw, path, tensorflow = trace_object(fn_or_model, specs, options.verify)
-    support, graph = load_support(tensorflow), OpGraph(raw["graph"] or NO_GRAPH)  # trace_object always has one
-    facts = entry_facts(raw, path, options)
-    options = facts.for_rules(options)
-    findings = entry_findings(raw, CheckedFile.at(path), support, options, facts, graph)
-    findings, judged, clusters = judge_entry(facts.mode, graph, findings, support, options.device,
-                                             Location(path, raw["line"]))
     report = Report(device=options.device, tensorflow=tensorflow)
-    produced = [Produced(f, (0,)) for f in findings]
+    produced = file_findings(report, file_result(path, entries=[raw]), load_support(tensorflow), options, True)
     report.findings = select_findings(report, produced, options, None)  # no comments: the object is checked, not a file
-    outcome = verdict(report.findings)
-    report.entries.append(Entry(report.findings[0].path if report.findings else path, raw["name"], raw["line"],
-                                "runs" if judged == "runs" and outcome == "compatible" else outcome,
-                                verify=raw.get("verify"), autocluster=clusters, **facts.fields()))
     return report
 
 

@@ -10,10 +10,11 @@ import tensorflow as tf
 
 from xlalint.backend.discover import Candidate, function_candidate, keras_model_classes, model_candidate
 from xlalint.backend.frames import user_frames
-from xlalint.backend.graph_export import export_graph
+from xlalint.backend.entry import traced_entry
 from xlalint.backend.keras_sites import LayerRecorder
+from xlalint.backend.keras_step import is_compiled, jit_decisions
 from xlalint.core.specs import Spec, parse_spec
-from xlalint.core.wire import EntryRecord, entry_record
+from xlalint.core.wire import EntryRecord
 
 
 def _as_spec(value) -> Spec:
@@ -33,7 +34,9 @@ def _caller_site() -> tuple[str, int]:
 
 
 def trace_object(obj: Any, specs: tuple, verify: str | None = None) -> tuple[EntryRecord, str, str]:
-    """``(raw entry with graph, source path, tensorflow version)`` for ``obj`` traced with ``specs``.
+    """``(raw entry with graph, source path, tensorflow version)`` for ``obj`` traced with ``specs``, built as
+    the tracing server builds a file's entries (``backend/entry.py``): a Keras model with its layers that keep
+    XLA off and, once compiled, Keras's ``jit_compile`` decisions. Raises ``ValueError`` where it cannot be traced.
 
     Layers of a model built before this call have no construction site: their ops are
     placed at the line that called ``check``, with the layer named in the message.
@@ -48,17 +51,16 @@ def trace_object(obj: Any, specs: tuple, verify: str | None = None) -> tuple[Ent
         model: Any = obj
         for layer in model._flatten_layers(include_self=False):  # noqa: SLF001 - every nested layer
             recorder.add_site(layer, path, line)
+        if is_compiled(model):
+            candidate.keras = jit_decisions(model, recorder.compiled, recorder.site_of)
     else:
         candidate = function_candidate(name, obj, line, given)
         path = inspect.getsourcefile(getattr(obj, "python_function", obj)) or path
     if not candidate.traceable:
         raise ValueError(candidate.reason)
     with recorder.installed():
-        concrete, num_args = candidate.trace()
-    raw = entry_record(name, candidate.line, candidate.kind, candidate.jit_compile, candidate.signature,
-                       graph=export_graph(concrete, num_args, recorder.layer_of))
-    if verify:
-        from xlalint.backend.verify.compare import verify_entry
-
-        raw["verify"] = verify_entry(candidate, device=None if verify == "auto" else verify)
+        raw = traced_entry(candidate, recorder, verify={"device": None if verify == "auto" else verify} if verify
+                           else None)
+    if raw["graph"] is None:
+        raise ValueError(raw["error"])
     return raw, path, tf.__version__

@@ -112,6 +112,7 @@ def _trace_entries(module, source: str, request: Request, recorder, capture) -> 
     compiled function once: the capture, on the real arguments, wins); a discovered model that another
     entry's successful trace called is checked as part of that entry (``xlalint.backend.covered_models``)."""
     from xlalint.backend.covered_models import is_forward, trace_order, without_covered
+    from xlalint.backend.entry import traced_entry
     from xlalint.backend.discover import discover, without_called_helpers
     from xlalint.backend.keras_step import with_train_steps
 
@@ -132,45 +133,13 @@ def _trace_entries(module, source: str, request: Request, recorder, capture) -> 
         if caller is not None:
             covering[index] = caller
         recorder.called.clear()
-        records[index] = _entry(candidate, request, recorder, trace=caller is None)
+        records[index] = traced_entry(candidate, recorder, caller is None, request.get("verify"))
         if records[index]["graph"] is not None:
             for called in recorder.called:
                 callers.setdefault(called, index)
     entries = [records[index] for index in range(len(candidates))]
     kept = [candidate for index, candidate in enumerate(candidates) if index not in covering]
     return without_called_helpers(kept, without_covered(entries, covering), captured) + captured
-
-
-def _entry(candidate, request: Request, recorder, trace: bool) -> EntryRecord:
-    """One candidate's record: traced when ``trace`` (and traceable), with what Keras says without a trace."""
-    from xlalint.backend.graph_export import export_graph
-    from xlalint.backend.keras_jit import layers_without_jit
-    from xlalint.backend.trace_errors import tracing_failure
-
-    entry = entry_record(candidate.name, candidate.line, candidate.kind, candidate.jit_compile,
-                         candidate.signature, error=candidate.reason)
-    if candidate.keras:
-        entry["keras"] = candidate.keras
-    if trace and candidate.traceable:
-        try:
-            started = time.perf_counter()
-            concrete, num_args = candidate.trace()
-            traced = time.perf_counter()
-            entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
-            entry["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
-        except Exception as error:  # tracing runs user code; report, never crash
-            entry["error"] = tracing_failure(candidate.name, candidate.signature, error)
-        verify = request.get("verify")
-        if entry["graph"] is not None and verify:
-            from xlalint.backend.verify.compare import verify_entry
-
-            entry["verify"] = verify_entry(candidate, device=verify["device"])
-    if candidate.model is not None:  # known without a trace: also for a model that cannot be traced
-        try:
-            entry["keras_layers"] = layers_without_jit(candidate.model, recorder.site_of)
-        except Exception:  # a user model whose layers cannot be listed: no XLA301 for it
-            pass
-    return entry
 
 
 # Lines of a TensorFlow runtime error that come before what went wrong (a graph that XLA failed to compile
