@@ -7,6 +7,8 @@ import os
 import shutil
 import stat
 import subprocess
+import threading
+import time
 
 import libcst as cst
 import pytest
@@ -203,10 +205,16 @@ def test_jit_scope_fix_under_autocluster_marks_exactly_the_blocking_ops(tmp_path
 
 SIGNATURE = b"tf.float32)])"
 WITH_JIT = b"tf.float32)], jit_compile=True)"
-SELF_EDITING = b'''import tensorflow as tf
+SELF_EDITING = b'''import os
+import time
 
-with open(__file__, "a") as own:  # the file is saved while xlalint traces it
-    own.write("# edited\\n")
+import tensorflow as tf
+
+with open(os.environ["EDIT_ME"], "w") as marker:  # outside the project: the test saves this file meanwhile
+    marker.write(__file__)
+deadline = time.monotonic() + 120
+while not open(__file__).read().endswith("# edited\\n") and time.monotonic() < deadline:
+    time.sleep(0.05)
 
 
 @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
@@ -246,11 +254,28 @@ def _write_project(root, chown: bool) -> dict[str, bytes]:
     return files
 
 
+def _save_when_asked(marker, deadline_s: float = 300) -> None:
+    """The user's editor: once the checked file says it is being imported (``marker``), save it again."""
+    deadline = time.monotonic() + deadline_s
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if marker.exists():
+        with open(marker.read_text(), "ab") as own:
+            own.write(b"# edited\n")
+
+
 @pytest.fixture(scope="module")
 def fixed_project(tmp_path_factory):
+    """The project fixed once; ``proj/selfmod.py`` is saved while xlalint imports it (the guard keeps the
+    module itself from writing there)."""
     root = tmp_path_factory.mktemp("fix")
     originals = _write_project(root, chown=os.geteuid() == 0)
-    done = run_xlalint("proj", "--fix", "--unsafe-fixes", "--no-cache", "--device", "cpu", "--format", "json", cwd=root)
+    marker = tmp_path_factory.mktemp("editor") / "importing"
+    editor = threading.Thread(target=_save_when_asked, args=(marker,))
+    editor.start()
+    done = run_xlalint("proj", "--fix", "--unsafe-fixes", "--no-cache", "--device", "cpu", "--format", "json", cwd=root,
+                       env={"EDIT_ME": str(marker)})
+    editor.join()
     return root, originals, done
 
 

@@ -41,7 +41,7 @@ def _appears(path):
     return os.path.exists(path)
 
 
-with open("b_saw.txt", "w") as out:
+with open(os.path.join(os.environ["OUT"], "b_saw.txt"), "w") as out:  # outside the project: the guard allows it
     out.write(",".join(p for p in os.environ["WAIT_FOR"].split(",") if _appears(p)))
 
 
@@ -50,7 +50,8 @@ def g(x):
     return tf.sin(x)
 """
 FILES = {"a.py": BLOCKER.format(name="f"), "b.py": WAITS, "c.py": BLOCKER.format(name="h"),
-         "d.py": "import tensorflow as tf\n\nopen('d_started', 'w').close()\nraise RuntimeError('d.py stops here')\n"}
+         "d.py": "import os\n\nimport tensorflow as tf\n\nopen(os.path.join(os.environ['OUT'], 'd_started'), 'w').close()\n"
+                 "raise RuntimeError('d.py stops here')\n"}
 # in the tracing server only (started as `python -c`): note its pid, then take long to start
 SLOW_SERVER = """import os, sys, time
 if sys.argv[:1] == ["-c"]:
@@ -65,13 +66,17 @@ GRAPH = "graphs/a.f.json"  # a.py's entry f, as the analysis saves it
 def runs(tmp_path_factory):
     """The same four files checked with --jobs 1 and with --jobs 2: (stdout bytes, exit code, what b.py saw)."""
     out = {}
-    for jobs, wait in (("1", GRAPH), ("2", f"{GRAPH},d_started")):
-        root = tmp_path_factory.mktemp(f"jobs{jobs}")
+    for jobs in ("1", "2"):
+        root, seen = tmp_path_factory.mktemp(f"jobs{jobs}"), tmp_path_factory.mktemp(f"seen{jobs}")  # seen: outside it
         for name, text in FILES.items():
             (root / name).write_text(text)
+        wait = [root / GRAPH] + ([seen / "d_started"] if jobs == "2" else [])
         done = run_xlalint(*FILES, "--jobs", jobs, "--no-cache", "--device", "cpu", "--format", "json",
-                           "--save-graphs", "graphs", cwd=root, env={"WAIT_FOR": wait}, text=False)
-        out[jobs] = (done.stdout, done.returncode, (root / "b_saw.txt").read_text().split(","))
+                           "--save-graphs", "graphs", cwd=root, env={"WAIT_FOR": ",".join(map(str, wait)),
+                                                                     "OUT": str(seen)}, text=False)
+        saw = (seen / "b_saw.txt").read_text().split(",")
+        out[jobs] = (done.stdout, done.returncode, [os.path.relpath(p, root) if p.startswith(str(root)) else
+                                                    os.path.basename(p) for p in saw])
     return out
 
 

@@ -73,19 +73,19 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("clones")
     (root / "site").mkdir()
     (root / "site" / "sitecustomize.py").write_text(STARTS)
-    (root / "seen").mkdir()
+    seen_dir = tmp_path_factory.mktemp("seen")  # outside the files' folder, where the guard lets them write
     for name, text in FILES.items():
         (root / name).write_text(text)
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("XLALINT_NO_FORK", raising=False)
         patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(root / "site"), os.environ.get("PYTHONPATH")])))
         patch.setenv("SERVER_STARTS", str(root / "starts"))
-        patch.setenv("SEEN", str(root / "seen"))
+        patch.setenv("SEEN", str(seen_dir))
         patch.setattr(server_client, "EXIT_WAIT_S", 0.2)  # how long a stopped server is given to say the end
         patch.setattr(worker_client, "EXIT_WAIT_S", 0.2)
         requests = [{"path": str(root / name), "targets": [], "discover": True, "verify": None} for name in FILES]
         result = run_worker(requests, TIMEOUT_S, jobs=2)  # type: ignore[arg-type]
-    seen = {path.name: [int(pid) for pid in path.read_text().split()] for path in (root / "seen").iterdir()}
+    seen = {path.name: [int(pid) for pid in path.read_text().split()] for path in seen_dir.iterdir()}
     starts = [int(pid) for pid in (root / "starts").read_text().split()]
     return {os.path.basename(path): answer for path, answer in result.files.items()}, starts, seen
 

@@ -70,12 +70,16 @@ class Candidate:
         return function.get_concrete_function(*args), len(self.specs)
 
 
-def _has_main_block(source: str) -> bool:
-    """Whether the module has an ``if __name__ == "__main__":`` block at its top level."""
-    tests = [node.test for node in ast.parse(source).body if isinstance(node, ast.If)]
-    return any(isinstance(test, ast.Compare) and len(test.comparators) == 1
-               and {ast.unparse(test.left), ast.unparse(test.comparators[0])} == {"__name__", "'__main__'"}
-               for test in tests)
+def _main_block_reach(source: str) -> set[str]:
+    """The module-level names the ``if __name__ == "__main__":`` block may reach: every name it uses, and
+    when it calls a function of the module (``main()``), every name of the module."""
+    tree = ast.parse(source)
+    blocks = [node for node in tree.body if isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+              and len(node.test.comparators) == 1
+              and {ast.unparse(node.test.left), ast.unparse(node.test.comparators[0])} == {"__name__", "'__main__'"}]
+    used = {n.id for block in blocks for n in ast.walk(block) if isinstance(n, ast.Name)}
+    functions = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return used | (functions if used & functions else set())
 
 
 def _module_level_lines(source: str) -> dict[str, int]:
@@ -117,9 +121,9 @@ def def_line(fn, default: int) -> int:
     return start
 
 
-def function_candidate(name: str, fn, line: int, specs: list[Spec] | None, main_block: bool = False) -> Candidate:
-    """A tf.function or plain function; specs from the command line win over a signature. ``main_block``:
-    the module has an ``if __name__ == "__main__":`` block, where a function its import did not call may be."""
+def function_candidate(name: str, fn, line: int, specs: list[Spec] | None, from_main: bool = False) -> Candidate:
+    """A tf.function or plain function; specs from the command line win over a signature. ``from_main``: the
+    module's ``if __name__ == "__main__":`` block may call it (the import did not)."""
     is_tf = _is_tf_function(fn)
     jit = getattr(fn, "_jit_compile", None) if is_tf else None
     python_fn = getattr(fn, "python_function", fn)
@@ -129,7 +133,7 @@ def function_candidate(name: str, fn, line: int, specs: list[Spec] | None, main_
         return Candidate(name, line, kind, function=fn if is_tf else tf.function(fn),
                          python_function=python_fn, specs=[_tensor_spec(s) for s in specs], jit_compile=jit)
     signature = getattr(fn, "input_signature", None) if is_tf else None
-    if signature is None and main_block:
+    if signature is None and from_main:
         return Candidate(name, line, kind, jit_compile=jit, reason=(
             f"{kind} `{name}` was not called while the module was imported: the `__main__` block runs under "
             "`xlalint run FILE` (or `run` in [tool.xlalint]), which checks it at its first call"))
@@ -275,7 +279,7 @@ def discover(module, source: str, targets: dict[str, list[Spec] | None], find_al
     """The named ``targets`` of ``module``, plus every entry it defines when ``find_all``."""
     lines = _module_level_lines(source)
     found = _named(module, lines, targets)
-    return found + _discovered(module, lines, set(targets), _has_main_block(source)) if find_all else found
+    return found + _discovered(module, lines, set(targets), _main_block_reach(source)) if find_all else found
 
 
 def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None]) -> list[Candidate]:
@@ -299,7 +303,7 @@ def _named(module, lines: dict[str, int], targets: dict[str, list[Spec] | None])
     return found
 
 
-def _discovered(module, lines: dict[str, int], skip: set[str], main_block: bool) -> list[Candidate]:
+def _discovered(module, lines: dict[str, int], skip: set[str], from_main: set[str]) -> list[Candidate]:
     found = []
     models = keras_model_classes()
     for name, line in lines.items():
@@ -309,7 +313,7 @@ def _discovered(module, lines: dict[str, int], skip: set[str], main_block: bool)
         if obj is None or inspect.ismodule(obj) or inspect.isclass(obj):
             continue
         if _is_tf_function(obj):
-            candidate = function_candidate(name, obj, line, None, main_block)
+            candidate = function_candidate(name, obj, line, None, name in from_main)
             if not candidate.traceable:
                 candidate.helper = getattr(obj, "name", None) or name
             found.append(candidate)

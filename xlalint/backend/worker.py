@@ -22,7 +22,8 @@ from xlalint.inputs.files import read_source, show_paths_from
 from xlalint.inputs.notebooks import is_notebook, place_of, remember_source
 from xlalint.process.result_file import write_result
 from xlalint.core.specs import parse_spec
-from xlalint.core.wire import IMPORT_SHARE, EntryRecord, FileResult, Request, entry_record, file_result
+from xlalint.core.wire import (DEFAULT_PATIENCE, IMPORT_SHARE, EntryRecord, FileResult, Request, entry_record,
+                               file_result)
 
 
 def _where(error: BaseException, path: str) -> str:
@@ -76,7 +77,7 @@ def _harness(request: Request, recorder):
     here = os.path.realpath(os.getcwd())
     scratch = make_scratch(here, lazy=True)
     harness = Harness(recorder, scratch, [here, os.path.dirname(os.path.realpath(request["path"]))],
-                      [os.path.dirname(request["result"])], request["patience"])
+                      [os.path.dirname(request["result"])], request.get("patience", DEFAULT_PATIENCE))
     show_paths_from(here)
     os.chdir(scratch)
     sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
@@ -92,9 +93,9 @@ def _import_user_module(path: str, source: str, request: Request, recorder):
     harness = _harness(request, recorder)
     module, loader = _user_module(path, source)
     sys.argv = [path]  # as `python FILE` gives it: a script parsing its arguments at import sees none
-    budget = request["import_budget"]
+    budget = request.get("import_budget")
     try:
-        with harness.budget(budget, f"the import took longer than {budget:g}s"):
+        with harness.budget(budget, "the import ran out of its budget"):
             loader.exec_module(module)
     except RunStop as stop:  # a training loop ended by the capture, or the budget, or the network
         if stop.args[2] == "network":

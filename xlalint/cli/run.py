@@ -21,7 +21,8 @@ from xlalint.inputs.notebooks import is_notebook
 from xlalint.report import EMITTERS
 from xlalint.core.results import Report
 from xlalint.run.listed import listed_command, together
-from xlalint.settings.table import COUNT, DEFAULT_PATIENCE, SECONDS
+from xlalint.core.wire import DEFAULT_PATIENCE
+from xlalint.settings.table import COUNT, SECONDS
 
 DEFAULT_RUN_TIMEOUT_S = 120.0
 

@@ -147,6 +147,7 @@ class VerifyRequest(TypedDict):
     device: str | None  # "cpu" | "gpu"; None: the GPU when there is one, else the CPU
 
 
+DEFAULT_PATIENCE = 2  # calls of captured functions tracing nothing new, per function, before user code is stopped
 IMPORT_SHARE = 0.75  # of a file's --timeout, what its import may take (``Request.import_budget``): the rest is for tracing
 
 
@@ -156,8 +157,8 @@ class Request(TypedDict, total=False):
     discover: bool  # also find entries by discovery, not only the named targets
     verify: VerifyRequest | None
     saved_model: bool
-    patience: int  # calls of captured functions that trace nothing new before the import is stopped
-    import_budget: float  # seconds the file's import may run (its top level: a training loop is captured)
+    patience: int  # calls of captured functions that trace nothing new before the import is stopped (default 2)
+    import_budget: float  # seconds the file's import may run (default: until the parent's --timeout)
     result: str  # where the child writes its FileResult (set by the worker client)
     log: str  # where the child's output goes
 

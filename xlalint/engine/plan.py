@@ -17,10 +17,10 @@ from typing import Iterator
 from xlalint.tracing.cache import ResultCache
 from xlalint.inputs.files import collect_files, display_path, is_env_file, is_saved_model, precheck, record_sources
 from xlalint.core.results import FileError, Report
-from xlalint.settings.table import DEFAULT_PATIENCE, Options
+from xlalint.settings.table import Options
 from xlalint.ci.shards import BEFORE_TRACE, ShardRun
 from xlalint.core.support import installed_tensorflow
-from xlalint.core.wire import IMPORT_SHARE, FileResult, Request, file_result
+from xlalint.core.wire import DEFAULT_PATIENCE, IMPORT_SHARE, FileResult, Request, file_result
 from xlalint.tracing.workers import Tracing, WorkerError, start_worker
 
 

@@ -244,9 +244,6 @@ def checked(given: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-DEFAULT_PATIENCE = 2  # calls of captured functions tracing nothing new, per function, before user code is stopped
-
-
 def _default(name: str) -> Any:
     return field(default_factory=lambda: copy.deepcopy(BY_NAME[name].default))
 

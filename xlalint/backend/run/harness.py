@@ -41,8 +41,12 @@ class Harness:
         self.guard.install()
 
     @contextlib.contextmanager
-    def budget(self, seconds: float, reason: str) -> Iterator[None]:
-        """Raise ``RunStop(reason, site, "budget")`` in the code running inside after ``seconds``."""
+    def budget(self, seconds: float | None, reason: str) -> Iterator[None]:
+        """Raise ``RunStop(reason, site, "budget")`` in the code running inside after ``seconds`` (None: never)."""
+        if seconds is None:
+            yield
+            return
+
         def out_of_time(signum, frame):
             raise RunStop(reason, frame_site(frame), "budget")
 
