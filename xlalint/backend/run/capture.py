@@ -152,11 +152,15 @@ class Capture:
         self._watch_set_jit()
 
     def _on_made(self, function) -> None:
+        if not self.active:
+            return
         site = user_site(1)
         if site:
             self._made_at[function] = [os.path.realpath(site[0][0]), *site[0][1:]]
 
     def _on_variable(self, frames, initial_value) -> None:
+        if not self.active:
+            return
         mine = user_frames(frames)
         if mine:
             self._variables.append((mine[-1], initial_value.name if tf.is_symbolic_tensor(initial_value) else None))
