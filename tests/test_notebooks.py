@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from helpers import REPO, run_json, run_without_tf, run_xlalint
+from xlalint.autocluster.program import sites_in
 from xlalint.ci.github_action import changed_python_files
 from xlalint.settings.config import load_config
 from xlalint.engine.analysis import static_report
@@ -62,6 +63,17 @@ def test_magics_and_shell_lines_keep_their_lines_out_of_the_python():
     assert code[6] == (MAGIC, "batch = tf.ones([8, 4])", MAGIC, "print(batch.shape)")  # x = !ls, obj?
     timed = _notebook(["%%time\nx = 1\n!echo a \\\n  b\nif x:\n    %pwd"])
     assert parse_notebook(timed).cells[0].code == (MAGIC, "x = 1", MAGIC, MAGIC, "if x:", "    " + MAGIC)
+
+
+def test_env_magics_set_the_variable_as_ipython_does_and_its_xla_mode_is_read(tmp_path):
+    """``%env NAME=VALUE`` and ``%set_env NAME VALUE`` set the variable (IPython's own meaning); other
+    forms (list, print) stay magic lines. The auto-clustering it turns on is read from the notebook."""
+    text = _notebook(["%env TF_XLA_FLAGS=--tf_xla_auto_jit=2\n%env\n%env HOME\nif True:\n    %set_env DATA ./data"])
+    assert parse_notebook(text).cells[0].code == (
+        "__import__('os').environ['TF_XLA_FLAGS'] = '--tf_xla_auto_jit=2'  # magic", MAGIC, MAGIC, "if True:",
+        "    __import__('os').environ['DATA'] = './data'  # magic")
+    (tmp_path / "env.ipynb").write_text(text)
+    assert [site.line for site in sites_in(str(tmp_path / "env.ipynb"))] == [1]
 
 
 def _notebook(sources: list[str], indent=1) -> str:

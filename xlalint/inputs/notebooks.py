@@ -30,6 +30,7 @@ MAGIC = "pass  # magic"  # what a magic or shell line is in the module
 # Cell magics whose body IPython runs as Python; any other (%%bash, %%writefile, %%html...) is not Python.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _LINE_MAGIC = re.compile(r"^\s*(%|!|[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!])")
+_SET_ENV = re.compile(r"^\s*%(env|set_env)\s+(?P<name>[A-Za-z_]\w*)(\s*=\s*|\s+)(?P<value>\S.*)$")  # sets one
 _HELP = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|\Z)")  # Python's line breaks
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -101,9 +102,15 @@ def _without_line_magics(bodies: list[str]) -> list[str]:
         if not continued:
             indent = body[:len(body) - len(body.lstrip())]  # continuation lines take the magic's own
         magic = continued or bool(_LINE_MAGIC.match(body) or _HELP.match(body))
+        sets = None if continued or body.endswith("\\") else _SET_ENV.match(body)
         continued = magic and body.endswith("\\")
-        out.append(indent + MAGIC if magic else body)
+        out.append(indent + (_set_env(sets["name"], sets["value"]) if sets else MAGIC) if magic else body)
     return out
+
+
+def _set_env(name: str, value: str) -> str:
+    """``%env NAME=VALUE`` as the Python it means (IPython sets the variable for the rest of the session)."""
+    return f"__import__('os').environ[{name!r}] = {value.strip()!r}  # magic"
 
 
 # The notebook's JSON text, walked only to find where each cell's source strings are (nbformat reads the rest).
