@@ -23,7 +23,7 @@ from xlalint.inputs.notebooks import read_notebook
 pytestmark = pytest.mark.tf  # runs the scripts, for real and under xlalint
 
 SCENARIOS = REPO / "tests" / "data" / "check"
-SAME_CALL = {"StringFormat": "PrintV2", "PyFunc": "PyFunc"}  # the compiler's op -> the op xlalint names
+SAME_CALL = {"StringFormat": "PrintV2", "PyFunc": "PyFunc", "AsString": "AsString"}  # the compiler's op -> the op xlalint names
 TIMEOUT_S = 60
 
 
@@ -123,3 +123,14 @@ def test_the_run_rules_read_what_the_import_captured(runs):
     assert traces == 5
     [finding] = [f for f in report["findings"] if f["path"] == "retraced_at_import.py" and f["code"] == "XLA109"]
     assert f"traced {traces} times" in finding["message"] and finding["line"] == 7
+
+
+def test_code_after_a_training_loop_still_runs_and_is_checked(runs):
+    """Patience leaves the loop, not the program: the function defined and called after it is captured."""
+    truth, report, _, _ = runs
+    real = truth["loop_then_more"]
+    assert not real["ok"] and real["op"] == "AsString" and real["compiler_line"] == 17, real
+    assert sorted((e["name"], e["verdict"]) for e in _entries(report, "loop_then_more.py")) == [
+        ("describe", "incompatible"), ("train_step", "compatible")]
+    assert ("AsString", 17) in [(f["op_type"], f["line"]) for f in report["findings"]
+                                if f["path"] == "loop_then_more.py" and f["severity"] == "error"]

@@ -97,6 +97,10 @@ def _import_user_module(path: str, source: str, request: Request, recorder):
     try:
         with harness.budget(budget, "the import ran out of its budget"):
             loader.exec_module(module)
+    except Exception:
+        if not harness.capture.loops_left:
+            raise
+        # the code after a loop the capture left failed on what the loop would have made: not the module's error
     except RunStop as stop:  # a training loop ended by the capture, or the budget, or the network
         if stop.args[2] == "network":
             raise ImportStopped(stop.args[0]) from stop

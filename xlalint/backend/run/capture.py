@@ -41,6 +41,7 @@ from xlalint.backend.run.batches import Batches
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.one_trace import keras_variables_made_eagerly
 from xlalint.backend.run.guard import RunStop, user_site
+from xlalint.backend.run.loops import leave_loop, user_frame
 from xlalint.backend.trace_errors import tracing_failure
 from xlalint.autocluster.program import AUTO_JIT, CPU_GLOBAL_JIT
 from xlalint.core.wire import AutoJit, CapturedRecord, entry_record
@@ -138,6 +139,7 @@ class Capture:
         self._tracing: list[bool] = []  # the jit_compile setting of each function being traced, innermost last
         self._set_jit_at: list | None = None  # [file, line] of the set_jit call that turned auto-clustering on
         self.active = True  # off: every call and loop runs as the program wrote it (xlalint's own traces after)
+        self.loops_left = 0  # loops of captured calls left for the code after them (``loops.leave_loop``)
 
     def captured(self, model) -> bool:
         """Whether a step of this Keras model was captured (``keras_steps``)."""
@@ -218,9 +220,23 @@ class Capture:
         self.last_site = list(site[0]) if site else None
         outputs = self._first_step(run) if self.first_step and run else fake_outputs(concrete.structured_outputs)
         if self.since_new > self.patience * len(self.records):
-            raise RunStop(f"every compiled function reached was captured, and {self.since_new} more calls "
-                          "traced nothing new", self.last_site, "captured")
+            self._quiet()
         return outputs
+
+    def _quiet(self) -> None:
+        """The captured calls traced nothing new ``patience`` times over: leave the loop that repeats them and go
+        on with the code after it (``loops.leave_loop``); straight-line code just goes on. A loop with no code
+        after it in its function stops the program (``RunStop``)."""
+        def stop() -> RunStop:
+            return RunStop(f"every compiled function reached was captured, and {self.since_new} more calls "
+                           "traced nothing new", self.last_site, "captured")
+
+        frame = user_frame(2)
+        outcome = "last" if frame is None else leave_loop(frame, stop)
+        if outcome == "last":
+            raise stop()
+        self.loops_left += outcome == "left"
+        self.since_new = 0
 
     def _first_step(self, run):
         """The call's real outputs, computed eagerly: no graph, so no XLA."""
