@@ -9,7 +9,6 @@ copy byte-identical, keep its budget, and name ``xlalint run`` for what only ``_
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

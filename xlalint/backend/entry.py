@@ -11,7 +11,8 @@ from xlalint.backend.trace_errors import tracing_failure
 from xlalint.core.wire import EntryRecord, VerifyRequest, entry_record
 
 
-def traced_entry(candidate: Candidate, recorder, trace: bool = True, verify: VerifyRequest | None = None) -> EntryRecord:
+def traced_entry(candidate: Candidate, recorder, trace: bool = True,
+                 verify: VerifyRequest | None = None) -> EntryRecord:
     """One candidate's record: traced when ``trace`` (and traceable), with what Keras says without a trace
     (its ``jit_compile`` decisions, the layers that keep XLA off); ``verify`` also compiles and runs it."""
     entry = entry_record(candidate.name, candidate.line, candidate.kind, candidate.jit_compile,

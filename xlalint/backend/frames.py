@@ -42,6 +42,13 @@ def is_user_file(filename: str) -> bool:
 realpath = lru_cache(maxsize=None)(os.path.realpath)
 
 
+def innermost_user_frame(frame):
+    """``frame`` or the first frame outside it that runs the user's code; None where none does."""
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
 def user_frames(frames) -> list[list]:
     """``[[file, line, function], ...]`` of the user frames, outermost first."""
     return [

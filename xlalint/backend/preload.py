@@ -23,8 +23,9 @@ import threading
 
 from xlalint.backend.frames import is_user_file
 
-CHECK_MODULES = ("xlalint.backend.discover", "xlalint.backend.run.harness", "xlalint.backend.graph_export", "xlalint.backend.keras_jit",
-                 "xlalint.backend.keras_step", "xlalint.backend.trace_errors", "encodings.utf_8_sig")
+CHECK_MODULES = ("xlalint.backend.discover", "xlalint.backend.run.harness", "xlalint.backend.graph_export",
+                 "xlalint.backend.keras_jit", "xlalint.backend.keras_step", "xlalint.backend.trace_errors",
+                 "encodings.utf_8_sig")
 
 
 def thread_ids() -> set[int]:

@@ -21,6 +21,7 @@ from xlalint.backend.preload import CHECK_MODULES
 from xlalint.inputs.files import read_source, show_paths_from
 from xlalint.inputs.notebooks import is_notebook, place_of, remember_source
 from xlalint.process.result_file import write_result
+from xlalint.process.scratch import remove_scratch
 from xlalint.core.specs import parse_spec
 from xlalint.core.wire import (DEFAULT_PATIENCE, IMPORT_SHARE, EntryRecord, FileResult, Request, entry_record,
                                file_result)
@@ -67,15 +68,16 @@ def _user_module(path: str, source: str):
     return module, spec.loader
 
 
-def _harness(request: Request, recorder):
+def _harness(request: Request, recorder, scratches: list[str]):
     """The harness of ``xlalint run`` (capture, guard), installed for this file's import: the child then
-    works in a scratch mirror of the user's folder, names files as from that folder, and writes nothing
-    into the user's tree or the file's own folder."""
+    works in a scratch mirror of the user's folder (added to ``scratches``), names files as from that
+    folder, and writes nothing into the user's tree or the file's own folder."""
     from xlalint.backend.run.harness import Harness
     from xlalint.process.scratch import make_scratch
 
     here = os.path.realpath(os.getcwd())
     scratch = make_scratch(here, lazy=True)
+    scratches.append(scratch)
     harness = Harness(recorder, scratch, [here, os.path.dirname(os.path.realpath(request["path"]))],
                       [os.path.dirname(request["result"])], request.get("patience", DEFAULT_PATIENCE))
     show_paths_from(here)
@@ -85,12 +87,12 @@ def _harness(request: Request, recorder):
     return harness
 
 
-def _import_user_module(path: str, source: str, request: Request, recorder):
+def _import_user_module(path: str, source: str, request: Request, recorder, scratches: list[str]):
     """``(module, harness)``: the module imported (its top level run up to where the harness stopped it),
     and the harness that captured what it compiled; raises what the import raised."""
     from xlalint.backend.run.guard import RunStop
 
-    harness = _harness(request, recorder)
+    harness = _harness(request, recorder, scratches)
     module, loader = _user_module(path, source)
     sys.argv = [path]  # as `python FILE` gives it: a script parsing its arguments at import sees none
     budget = request.get("import_budget")
@@ -123,12 +125,17 @@ def _trace_entries(module, source: str, request: Request, recorder, capture) -> 
 
     targets = {t["name"]: ([parse_spec(s) for s in specs] if (specs := t.get("specs")) else None)
                for t in request.get("targets", [])}
-    here = os.path.realpath(request["path"])
-    captured = [r for r in capture.records if r.get("path") == here]  # a helper module's functions: its own check
-    lines = {r["line"] for r in captured}
+    own_file = os.path.realpath(request["path"])
+    captured = [r for r in capture.records if r.get("path") == own_file]  # a helper module's: its own check
+    lines = {r["line"] for r in captured}  # a function's def line, as discovery gives it
+
+    def captured_already(candidate) -> bool:
+        if candidate.kind == "keras-fit":
+            return capture.captured(candidate.model)
+        return candidate.kind in ("tf.function", "function") and candidate.line in lines
+
     candidates = [c for c in with_train_steps(discover(module, source, targets, request["discover"]),
-                                              recorder.site_of, recorder.compiled)
-                  if not (capture.captured(c.model) if c.kind == "keras-fit" else c.line in lines)]
+                                              recorder.site_of, recorder.compiled) if not captured_already(c)]
     records: dict[int, EntryRecord] = {}
     callers: dict[int, int] = {}  # id of a layer or model a successful trace called -> that candidate's index
     covering: dict[int, int] = {}  # index of a covered model's candidate -> index of the entry that called it
@@ -192,17 +199,21 @@ def _dependencies(opened: set[str], exclude: str) -> list[str]:
 
 
 def check_file(request: Request, recorder) -> FileResult:
-    """Trace one file; ``deps`` lists every user file it loaded or opened by then."""
+    """Trace one file; ``deps`` lists every user file it loaded or opened by then (read through the scratch
+    mirror's links, so the mirror the import ran in is removed only then, with what the import wrote there)."""
     started = time.perf_counter()
     opened: set[str] = set()
     sys.addaudithook(_opened_files_hook(opened))  # this process checks one file only: the hook dies with it
-    result = _check_file(request, recorder)
+    scratches: list[str] = []  # the mirror the import ran in, once made (``_harness``)
+    result = _check_file(request, recorder, scratches)
     result["deps"] = _dependencies(opened, os.path.dirname(request["result"]))
+    for scratch in scratches:
+        remove_scratch(scratch)
     result["seconds"] = time.perf_counter() - started
     return result
 
 
-def _check_file(request: Request, recorder) -> FileResult:
+def _check_file(request: Request, recorder, scratches: list[str]) -> FileResult:
     path = request["path"]
     result = file_result(path)
     if request.get("saved_model"):
@@ -216,7 +227,7 @@ def _check_file(request: Request, recorder) -> FileResult:
         if unreadable:
             result["error"] = unreadable
             return result
-        module, harness = _import_user_module(path, source, request, recorder)
+        module, harness = _import_user_module(path, source, request, recorder, scratches)
     except ImportStopped as error:
         result["error"] = str(error)
         return result

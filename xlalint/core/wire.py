@@ -148,7 +148,7 @@ class VerifyRequest(TypedDict):
 
 
 DEFAULT_PATIENCE = 2  # calls of captured functions tracing nothing new, per function, before user code is stopped
-IMPORT_SHARE = 0.75  # of a file's --timeout, what its import may take (``Request.import_budget``): the rest is for tracing
+IMPORT_SHARE = 0.75  # of a file's --timeout, what its import may take (``Request.import_budget``); the rest: tracing
 
 
 class Request(TypedDict, total=False):

@@ -77,7 +77,10 @@ def analyze(plan: Plan, options: Options) -> Report:
 
 def captured_findings(report: Report, records: list[CapturedRecord]) -> list[Produced]:
     """The captured rules' findings on what a run (``xlalint run``, or a file's import in the check command) saw of
-    each captured function, counted for its entry."""
+    each captured function, counted for its entry. No records (a file whose import called no compiled function):
+    no rule is asked."""
+    if not records:
+        return []
     entries = {(e.path, e.name, e.line): i for i, e in enumerate(report.entries)}
     sites = {r["name"]: (r["path"], r["line"]) for r in records}
     ctx = CapturedContext(tuple(records))

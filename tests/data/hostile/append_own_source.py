@@ -1,5 +1,5 @@
 """Appends to its own source and overwrites it."""
-import tensorflow as tf
+import tensorflow as tf  # noqa: F401 - xlalint checks only files that use TensorFlow
 
 with open(__file__, "a") as own:
     own.write("# appended\n")

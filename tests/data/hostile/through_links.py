@@ -1,7 +1,7 @@
 """Writes by relative paths to files and folders that exist in the tree, and chmods them."""
 import os
 
-import tensorflow as tf
+import tensorflow as tf  # noqa: F401 - xlalint checks only files that use TensorFlow
 
 with open("beside.txt", "a") as out:
     out.write("more\n")

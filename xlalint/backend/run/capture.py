@@ -9,8 +9,9 @@ step a distribution strategy's ``strategy.run`` calls per replica, say) is compi
 the real program: it is captured too, from that trace. A ``for`` loop over a dataset (a distributed
 one too) ends once the captured calls since its last element traced nothing new: one more element
 after a new trace, so that a step a value from the loop makes trace again is seen retracing (up to
-``HELD_TRACES``); the calls of that element do not count as calls that traced nothing. The run stops
-(``RunStop``) once the functions already captured were called again ``patience`` times with nothing new traced.
+``HELD_TRACES``); the calls of that element do not count as calls that traced nothing. Once the functions
+already captured were called again ``patience`` times with nothing new traced, the loop repeating them is left
+for the code after it (``loops.leave_loop``); a loop with no code after it stops the run (``RunStop``).
 
 Each record (``core.wire.CapturedRecord``) also keeps what only a run shows, which the rules of stage
 "captured" read: the arguments of each trace (``trace_args``), how many ``tf.function`` objects of
@@ -27,6 +28,7 @@ import functools
 import inspect
 import os
 import re
+import sys
 import time
 import weakref
 from typing import Any
@@ -36,12 +38,12 @@ import tensorflow as tf
 
 from xlalint.backend.run import hooks as run_hooks
 from xlalint.backend.discover import def_line, spec_json
-from xlalint.backend.frames import is_user_file, user_frames
+from xlalint.backend.frames import innermost_user_frame, is_user_file, user_frames
 from xlalint.backend.run.batches import Batches
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.one_trace import keras_variables_made_eagerly
 from xlalint.backend.run.guard import RunStop, user_site
-from xlalint.backend.run.loops import leave_loop, user_frame
+from xlalint.backend.run.loops import leave_loop
 from xlalint.backend.trace_errors import tracing_failure
 from xlalint.autocluster.program import AUTO_JIT, CPU_GLOBAL_JIT
 from xlalint.core.wire import AutoJit, CapturedRecord, entry_record
@@ -231,7 +233,7 @@ class Capture:
             return RunStop(f"every compiled function reached was captured, and {self.since_new} more calls "
                            "traced nothing new", self.last_site, "captured")
 
-        frame = user_frame(2)
+        frame = innermost_user_frame(sys._getframe(1))  # noqa: SLF001
         outcome = "last" if frame is None else leave_loop(frame, stop)
         if outcome == "last":
             raise stop()

@@ -14,7 +14,7 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 
-from xlalint.backend.frames import is_user_file
+from xlalint.backend.frames import innermost_user_frame
 from xlalint.backend.run import keras_steps
 from xlalint.backend.run.capture import Capture
 from xlalint.backend.run.guard import Guard, RunStop
@@ -22,8 +22,7 @@ from xlalint.backend.run.guard import Guard, RunStop
 
 def frame_site(frame) -> list | None:
     """``[file, line, function]`` of the innermost user frame from ``frame`` outwards."""
-    while frame is not None and not is_user_file(frame.f_code.co_filename):
-        frame = frame.f_back
+    frame = innermost_user_frame(frame)
     return None if frame is None else [os.path.realpath(frame.f_code.co_filename), frame.f_lineno, frame.f_code.co_name]
 
 

@@ -16,18 +16,9 @@ import sys
 from functools import lru_cache
 from types import FrameType
 
-from xlalint.backend.frames import is_user_file
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def user_frame(skip: int = 0) -> FrameType | None:
-    """The innermost frame of the user's code on this thread's stack."""
-    frame: FrameType | None = sys._getframe(skip + 1)  # noqa: SLF001
-    while frame is not None and not is_user_file(frame.f_code.co_filename):
-        frame = frame.f_back
-    return frame
 
 
 @lru_cache(maxsize=64)
