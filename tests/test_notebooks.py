@@ -76,6 +76,66 @@ def test_env_magics_set_the_variable_as_ipython_does_and_its_xla_mode_is_read(tm
     assert [site.line for site in sites_in(str(tmp_path / "env.ipynb"))] == [1]
 
 
+PROGRAM_MAGICS = [  # cells whose magics change the program: IPython's meaning is the truth
+    "%env GREETING=hello\n%set_env TARGET world\n%cd sub\n%run helper.py one two",
+    "%run -i counter.py\n%time doubled = counted * 2\n%timeit -n 1 -r 1 tripled = counted * 3\n"
+    "%timeit -n1 -r1 calls.append(counted)",
+    "%load_ext extension_here\nif True:\n    %cd ..\nplace = __import__('os').path.basename(__import__('os').getcwd())",
+]
+PROGRAM_FILES = {"sub/helper.py": "import sys\nseen_argv = sys.argv[1:]\n_private = 1\nname = __name__\n",
+                 "sub/counter.py": "counted = len(seen_argv)\ncalls = []\n",
+                 "sub/extension_here.py": "import os\nos.environ['LOADED'] = 'yes'\n"}
+SEEN = ("seen_argv", "name", "counted", "doubled", "tripled", "place", "calls")
+
+
+def _program_folder(tmp_path, name: str):
+    folder = tmp_path / name / "project"
+    for path, text in PROGRAM_FILES.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    return folder
+
+
+def test_program_magics_do_what_ipython_does(tmp_path, monkeypatch):
+    """%env, %set_env, %cd, %run (with arguments, and -i), %load_ext, %time and %timeit, run from the module
+    xlalint makes of the notebook, leave the same names, variables and working directory as IPython's shell."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    results = []
+    for how in ("ipython", "xlalint"):
+        folder = _program_folder(tmp_path, how)
+        monkeypatch.chdir(folder)
+        monkeypatch.syspath_prepend(str(folder / "sub"))
+        for variable in ("GREETING", "TARGET", "LOADED"):
+            monkeypatch.delenv(variable, raising=False)
+        if how == "ipython":
+            shell = InteractiveShell.instance()
+            for cell in PROGRAM_MAGICS:
+                assert shell.run_cell(cell).success, cell
+            names = shell.user_ns
+        else:
+            names = {"__name__": "__main__"}
+            exec(compile(parse_notebook(_notebook(PROGRAM_MAGICS)).source, "nb.ipynb", "exec"), names)
+        results.append(({n: names.get(n) for n in SEEN}, [__import__("os").environ.get(v) for v in
+                                                           ("GREETING", "TARGET", "LOADED")],
+                        __import__("os").getcwd() == str(folder), "_private" in names))
+        __import__("sys").modules.pop("extension_here", None)
+    assert results[0] == results[1]
+    assert results[1][0]["seen_argv"] == ["one", "two"] and results[1][0]["tripled"] is None  # timeit's own names
+    assert results[1][0]["calls"] and results[1][0]["place"] == "project"  # the statement ran
+
+
+def test_magics_that_do_not_change_the_program_run_as_pass_and_are_listed():
+    text = _notebook(["%matplotlib inline\n!pip install -q keras\n!echo a \\\n  b\n%load_ext autoreload\n"
+                      "%run -m package\n%cd -\nx = 1", "%%bash\necho shell"])
+    module = parse_notebook(text)
+    assert module.cells[0].code == (MAGIC,) * 7 + ("x = 1",)
+    assert [(s["cell"], s["line"], s["text"]) for s in module.skipped()] == [
+        (1, 1, "%matplotlib inline"), (1, 2, "!pip install -q keras"), (1, 3, "!echo a \\"),
+        (1, 5, "%load_ext autoreload"), (1, 6, "%run -m package"), (1, 7, "%cd -"),
+        (2, 1, "%%bash (the whole cell)")]
+
+
 def _notebook(sources: list[str], indent=1) -> str:
     cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
               "source": s.splitlines(True)} for i, s in enumerate(sources)]
@@ -189,11 +249,11 @@ def test_a_notebook_changed_since_its_analysis_is_left_alone(tmp_path):
 
 
 def test_rewrite_inserts_lines_in_the_cell_and_refuses_edits_of_magics():
-    text = _notebook(["import tensorflow as tf\n%load_ext foo", "x = 1\ny = 2"], indent=2)
+    text = _notebook(["import tensorflow as tf\n%matplotlib inline", "x = 1\ny = 2"], indent=2)
     source = parse_notebook(text).source
     edited = rewrite(text, source.replace("x = 1\n", "with scope():\n    x = 1\n"))
     # as if written so: the new line is a string of its own, in the file's own layout
-    assert edited == _notebook(["import tensorflow as tf\n%load_ext foo", "with scope():\n    x = 1\ny = 2"], indent=2)
+    assert edited == _notebook(["import tensorflow as tf\n%matplotlib inline", "with scope():\n    x = 1\ny = 2"], indent=2)
     with pytest.raises(NotebookError, match="magic"):
         rewrite(text, source.replace(MAGIC, "pass"))
     text = _notebook(["a = 1\nb = 2", "c = 3\nd = 4"])  # edits of the last line of a cell and the first of the next

@@ -268,3 +268,34 @@ def test_a_top_level_package_only_an_installs_finder_knows_is_found_without_impo
     monkeypatch.chdir(tmp_path)
     assert _module_file(_parser(), "edpkg.train") == str(package / "train.py")
     assert "edpkg" not in sys.modules
+
+
+def _result(records: int, kind: str, zeros_from: str | None = None, error: str | None = None) -> dict:
+    if error:
+        return {"error": error}
+    return {"records": [{"name": f"f{i}"} for i in range(records)], "zeros_from": zeros_from,
+            "stop": {"kind": kind, "reason": "the script raised AssertionError", "where": ["nb.ipynb", 6, "<module>"]}}
+
+
+@pytest.mark.parametrize("first, broken", [(_result(1, "error", "f"), True), (_result(1, "exit", "f"), True),
+                                           (_result(1, "error"), False), (_result(1, "captured", "f"), False),
+                                           (_result(1, "ended", "f"), False)])
+def test_only_a_failure_after_zeros_is_run_again_with_real_values(first, broken):
+    from xlalint.run.client import broken_by_zeros
+
+    assert broken_by_zeros(first) is broken
+
+
+@pytest.mark.parametrize("again, kept, why", [
+    (_result(3, "ended"), "real values", None),
+    (_result(1, "ended"), "real values", None),  # as far: the run with real values is the program's own
+    (_result(0, "budget"), "zeros", "the run with real values captured less"),
+    (_result(0, "", error="the run was killed"), "zeros", "the run was killed"),
+])
+def test_the_run_that_got_further_is_kept_and_the_rerun_said(again, kept, why):
+    from xlalint.run.client import with_rerun
+
+    first = _result(1, "error", "f")
+    chosen = with_rerun(first, again)
+    assert chosen["rerun"] == {"zeros_from": "f", "stop": first["stop"], "kept": kept, "why": why}
+    assert chosen["records"] == (again if kept == "real values" else first)["records"]

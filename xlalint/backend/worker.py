@@ -54,6 +54,14 @@ class ImportStopped(Exception):
     """The harness stopped the import with nothing to show for it: the message is the file's error."""
 
 
+class ImportFailed(Exception):
+    """The module raised while imported (``error``), maybe after a compiled function answered it with zeros."""
+
+    def __init__(self, error: Exception, zeros_from: str | None):
+        super().__init__(error)
+        self.error, self.zeros_from = error, zeros_from
+
+
 def _user_module(path: str, source: str):
     """The user's module and its loader, made but not run (its name its file's, unless that is taken)."""
     directory, filename = os.path.split(path)
@@ -79,7 +87,8 @@ def _harness(request: Request, recorder, scratches: list[str]):
     scratch = make_scratch(here, lazy=True)
     scratches.append(scratch)
     harness = Harness(recorder, scratch, [here, os.path.dirname(os.path.realpath(request["path"]))],
-                      [os.path.dirname(request["result"])], request.get("patience", DEFAULT_PATIENCE))
+                      [os.path.dirname(request["result"])], request.get("patience", DEFAULT_PATIENCE),
+                      request.get("first_step", False))
     show_paths_from(here)
     os.chdir(scratch)
     sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
@@ -99,9 +108,9 @@ def _import_user_module(path: str, source: str, request: Request, recorder, scra
     try:
         with harness.budget(budget, "the import ran out of its budget"):
             loader.exec_module(module)
-    except Exception:
+    except Exception as error:
         if not harness.capture.loops_left:
-            raise
+            raise ImportFailed(error, harness.capture.zeros_from) from error
         # the code after a loop the capture left failed on what the loop would have made: not the module's error
     except RunStop as stop:  # a training loop ended by the capture, or the budget, or the network
         if stop.args[2] == "network":
@@ -234,9 +243,11 @@ def _check_file(request: Request, recorder, scratches: list[str]) -> FileResult:
     except SystemExit as error:
         result["error"] = f"the module called sys.exit({error.code!r}) while being imported{_where(error, path)}"
         return result
-    except Exception as error:
-        result["error"] = (f"importing the module raised {type(error).__name__}: "
-                           f"{_first_line(error)}{_where(error, path)}")
+    except Exception as failure:  # the module's own error (``ImportFailed``), or making its mirror failed
+        raised = failure.error if isinstance(failure, ImportFailed) else failure
+        result["error"] = (f"importing the module raised {type(raised).__name__}: "
+                           f"{_first_line(raised)}{_where(raised, path)}")
+        result["zeros_from"] = failure.zeros_from if isinstance(failure, ImportFailed) else None
         return result
     try:
         result["entries"] = _trace_entries(module, source, request, recorder, harness.capture)

@@ -159,6 +159,7 @@ class Request(TypedDict, total=False):
     saved_model: bool
     patience: int  # calls of captured functions that trace nothing new before the import is stopped (default 2)
     import_budget: float  # seconds the file's import may run (default: until the parent's --timeout)
+    first_step: bool  # compiled functions called at import return real values (run eagerly), not zeros
     result: str  # where the child writes its FileResult (set by the worker client)
     log: str  # where the child's output goes
 
@@ -169,6 +170,7 @@ class FileResult(TypedDict, total=False):
     entries: list[EntryRecord]
     error: str | None
     deps: list[str]  # user files loaded or opened: what a cached result depends on
+    zeros_from: str | None  # the import failed after this compiled function answered it with zeros
     seconds: float
 
 

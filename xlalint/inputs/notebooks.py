@@ -17,6 +17,7 @@ import json
 import linecache
 import os
 import re
+import shlex
 import warnings
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
@@ -30,7 +31,9 @@ MAGIC = "pass  # magic"  # what a magic or shell line is in the module
 # Cell magics whose body IPython runs as Python; any other (%%bash, %%writefile, %%html...) is not Python.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _LINE_MAGIC = re.compile(r"^\s*(%|!|[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!])")
-_SET_ENV = re.compile(r"^\s*%(env|set_env)\s+(?P<name>[A-Za-z_]\w*)(\s*=\s*|\s+)(?P<value>\S.*)$")  # sets one
+_SET_ENV = re.compile(r"^(?P<name>[A-Za-z_]\w*)(\s*=\s*|\s+)(?P<value>\S.*)$")  # %env's arguments that set one
+_MAGIC_CALL = re.compile(r"^\s*%(?P<magic>\w+)(\s+(?P<args>.*))?$")  # a line magic (not an assignment from one)
+_TIMEIT_VALUED = frozenset({"-n", "-r", "-p"})  # %timeit options that take a value
 _HELP = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|\Z)")  # Python's line breaks
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -67,6 +70,20 @@ class NotebookModule:
     def cell_at(self, line: int) -> Cell | None:
         return next((c for c in self.cells if c.first <= line <= c.last), None)
 
+    def skipped(self) -> list[dict]:
+        """``{"cell", "line", "text"}`` of each magic or shell line that runs as ``pass`` (a continued one once)."""
+        out = []
+        for cell in self.cells:
+            if cell.lines and body(cell.lines[0]).lstrip().startswith("%%") and set(cell.code) == {MAGIC}:
+                out.append({"cell": cell.number, "line": 1, "text": body(cell.lines[0]).strip() + " (the whole cell)"})
+                continue
+            for index, code in enumerate(cell.code):
+                written = body(cell.lines[index]).strip()
+                continues = index > 0 and body(cell.lines[index - 1]).endswith("\\") and cell.code[index - 1].strip() == MAGIC
+                if code.strip() == MAGIC and written and not continues:
+                    out.append({"cell": cell.number, "line": index + 1, "text": written})
+        return out
+
     def place(self, line: int) -> dict | None:
         """``{"cell", "line", "file_line"}`` of a module line (None outside every cell)."""
         cell = self.cell_at(line)
@@ -102,15 +119,72 @@ def _without_line_magics(bodies: list[str]) -> list[str]:
         if not continued:
             indent = body[:len(body) - len(body.lstrip())]  # continuation lines take the magic's own
         magic = continued or bool(_LINE_MAGIC.match(body) or _HELP.match(body))
-        sets = None if continued or body.endswith("\\") else _SET_ENV.match(body)
+        python = None if continued or body.endswith("\\") or not magic else magic_python(body)
         continued = magic and body.endswith("\\")
-        out.append(indent + (_set_env(sets["name"], sets["value"]) if sets else MAGIC) if magic else body)
+        out.append(indent + (python or MAGIC) if magic else body)
     return out
 
 
-def _set_env(name: str, value: str) -> str:
-    """``%env NAME=VALUE`` as the Python it means (IPython sets the variable for the rest of the session)."""
-    return f"__import__('os').environ[{name!r}] = {value.strip()!r}  # magic"
+def magic_python(line: str) -> str | None:
+    """The Python that a line magic means, for those that change the program (IPython's meaning, in one line);
+    None for a magic xlalint skips. ``%env``/``%set_env NAME=VALUE`` set the variable; ``%cd DIR`` changes
+    the working directory; ``%run [-i] FILE.py [ARGS]`` runs the script as ``__main__`` and takes its names
+    (``-i``: in the notebook's own namespace); ``%load_ext NAME`` imports the extension's module (no IPython
+    shell: its ``load_ipython_extension`` is not called); ``%time STATEMENT`` runs the statement, ``%timeit``
+    once, in a copy of the namespace."""
+    found = _MAGIC_CALL.match(line)
+    if found is None:
+        return None
+    magic, args = found["magic"], (found["args"] or "").strip()
+    try:
+        words = shlex.split(args)
+    except ValueError:  # an unclosed quote
+        return None
+    if magic in ("env", "set_env") and (sets := _SET_ENV.match(args)):
+        return f"__import__('os').environ[{sets['name']!r}] = {sets['value'].strip()!r}  # magic"
+    if magic == "cd" and [w for w in words if w != "-q"] and not any(w in ("-", "-b") for w in words):
+        folder = " ".join(w for w in words if w != "-q")
+        return f"__import__('os').chdir(__import__('os').path.expanduser({folder!r}))  # magic"
+    if magic == "run" and words:
+        return _run_python(words)
+    if magic == "load_ext" and len(words) == 1 and words[0] not in IPYTHON_EXTENSIONS:
+        return f"__import__('importlib').import_module({words[0]!r})  # magic"
+    if magic in ("time", "timeit") and args:
+        return _timed_statement(magic, args)
+    return None
+
+
+IPYTHON_EXTENSIONS = frozenset({"autoreload", "storemagic"})  # IPython's own: nothing of the program's
+
+
+def _run_python(words: list[str]) -> str | None:
+    """``%run [-i] FILE.py [ARGS]`` as one line of Python; None for another form (``-m``, ``-t``, ``-d``, a notebook)."""
+    own = words[0] == "-i"
+    script, *argv = words[1:] if own else words
+    if script.startswith("-") or not script.endswith(".py"):
+        return None
+    setting = f"__import__('sys').argv[:] = {[script, *argv]!r}; " if argv else ""
+    if own:
+        return f"{setting}exec(compile(open({script!r}).read(), {script!r}, 'exec'), globals())  # magic"
+    return (f"{setting}globals().update((k, v) for k, v in __import__('runpy').run_path({script!r}, "
+            "run_name='__main__').items() if not k.startswith('__'))  # magic")
+
+
+def _timed_statement(magic: str, args: str) -> str | None:
+    """The statement ``%time``/``%timeit`` times, run once (``%timeit``'s options dropped)."""
+    if magic == "timeit":
+        while args.startswith("-"):
+            option, _, args = args.partition(" ")
+            if option in _TIMEIT_VALUED:
+                args = args.lstrip().partition(" ")[2]
+            args = args.lstrip()
+    try:
+        ast.parse(args)
+    except SyntaxError:
+        return None
+    if magic == "timeit":  # in a namespace of its own, as IPython times it: its names do not stay
+        return f"exec({args!r}, dict(globals()))  # magic"
+    return args
 
 
 # The notebook's JSON text, walked only to find where each cell's source strings are (nbformat reads the rest).

@@ -53,6 +53,11 @@ def _run_lines(run: dict) -> list[str]:
     where = f" at {run['where']}" if run["where"] else ""
     what = f"`{run['command']}`" if "command" in run else run["script"]
     lines = [f"run of {what} stopped{where}: {run['reason']} ({run['calls']} compiled-function calls answered)"]
+    if run.get("rerun"):
+        lines.append(f"  {run['rerun']}")
+    if run.get("skipped"):
+        lines.append("  skipped (IPython magics and shell lines xlalint does not run): "
+                     + ", ".join(f"cell {s['cell']}:{s['line']} `{s['text']}`" for s in run["skipped"]))
     if run["written_to_scratch"]:
         lines.append(f"  writes kept out of your tree (to a scratch folder, removed): "
                      f"{', '.join(run['written_to_scratch'][:5])}" + (" ..." if len(run["written_to_scratch"]) > 5 else ""))

@@ -57,7 +57,19 @@ class RunServer:
     def run(self, script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
             first_step: bool = False) -> dict:
         """The child's result: ``records`` (one per captured function), ``stop``, ``redirected``, ``refused``,
-        ``server`` (the pid that imported TensorFlow); ``{"error": ...}`` where the script never ran."""
+        ``server`` (the pid that imported TensorFlow); ``{"error": ...}`` where the script never ran.
+
+        A script that failed after a compiled function answered it with zeros (an ``assert`` on a value,
+        an iterator drained by a computed count) is run again from the start in a fresh child with real
+        values (``first_step``); ``rerun`` then says why, and the run that got further is kept."""
+        result = self._run_once(script, module, argv, budget, patience, first_step)
+        if first_step or not broken_by_zeros(result):
+            return result
+        again = self._run_once(script, module, argv, budget, patience, True)
+        return with_rerun(result, again)
+
+    def _run_once(self, script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
+                  first_step: bool) -> dict:
         cwd = os.path.realpath(os.getcwd())
         protected = [cwd] + ([os.path.dirname(os.path.realpath(script))] if script else [])
         self.runs += 1
@@ -93,6 +105,20 @@ class RunServer:
         code = end["code"] if end else (None if killed else server.exit_code())  # not forking: the server ran it
         server.done(end)
         return _result(request["result"], code, killed is not None, request["budget"], request["log"])
+
+
+def broken_by_zeros(result: dict) -> bool:
+    """Whether the script failed (raised, or exited with an error status) after a call answered with zeros."""
+    return bool(result.get("zeros_from")) and result["stop"]["kind"] in ("error", "exit")
+
+
+def with_rerun(first: dict, again: dict) -> dict:
+    """The result to report when ``again`` reran with real values a run that zeros broke: ``again``, unless it
+    captured less than ``first``; either way with ``rerun``, what broke the first run and what was kept."""
+    kept_again = not again.get("error") and len(again["records"]) >= len(first["records"])
+    rerun = {"zeros_from": first["zeros_from"], "stop": first["stop"], "kept": "real values" if kept_again else
+             "zeros", "why": None if kept_again else again.get("error") or "the run with real values captured less"}
+    return {**(again if kept_again else first), "rerun": rerun}
 
 
 def run_script(script: str | None, module: str | None, argv: list[str], budget: float, patience: int,

@@ -15,7 +15,7 @@ from dataclasses import replace
 from xlalint.autocluster.program import Seen
 from xlalint.engine.analysis import captured_findings, file_findings, source_findings
 from xlalint.inputs.files import display_path, read_source
-from xlalint.inputs.notebooks import in_cells, place_of
+from xlalint.inputs.notebooks import NotebookError, in_cells, is_notebook, place_of, read_notebook
 from xlalint.core.results import Entry, FileError, Related, Report, one_per_place, place
 from xlalint.engine.selection import Produced, select
 from xlalint.settings.table import Options
@@ -61,6 +61,26 @@ def seen_mode(auto_jit: AutoJit | None) -> Seen:
     else:
         source = "set_jit called in the run"
     return Seen(source, auto_jit["cpu_global_jit"])
+
+
+def _rerun_text(rerun: dict | None) -> str | None:
+    """Why the script ran twice (``client.with_rerun``), and which run the report shows."""
+    if not rerun:
+        return None
+    stop = rerun["stop"]
+    where = f" at {_site(stop['where'])}" if stop["where"] else ""
+    text = f"zeros from `{rerun['zeros_from']}` broke the script{where} ({stop['reason']}); ran again with real values"
+    if rerun["kept"] == "real values":
+        return text + " (each compiled function's calls run eagerly, without XLA, as with --first-step)"
+    return text + f", but kept the first run: {rerun['why']}"
+
+
+def _skipped(script: str) -> list[dict]:
+    """A notebook's magic and shell lines that ran as ``pass`` (``NotebookModule.skipped``)."""
+    try:
+        return read_notebook(script).skipped() if is_notebook(script) else []
+    except (NotebookError, OSError):
+        return []
 
 
 def _with_call(finding, call: Related | None):
@@ -112,6 +132,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     report.entries = in_cells(report.entries)
     report.run = {"script": shown, "stopped": stop["kind"], "reason": stop["reason"],
                   "where": _site(stop["where"]) if stop["where"] else None, "calls": result.get("calls", 0),
+                  "rerun": _rerun_text(result.get("rerun")), "skipped": _skipped(script),
                   "written_to_scratch": sorted({p.split(os.sep)[0] for p in result.get("redirected", [])}),
                   "refused_writes": [{**r, "where": _site(r["where"])} for r in result.get("refused", [])]}
     return report

@@ -72,6 +72,15 @@ def _outcome(server: Server, request: Request, files: dict, end: dict | None, st
                 os.unlink(path)
 
 
+def with_real_values(broken: FileResult, again: FileResult) -> FileResult:
+    """The result of a file imported again with real values (``Request.first_step``) because zeros broke its
+    import (an ``assert`` on what a compiled function returned), as Jupyter or ``python`` would run it."""
+    if again.get("error"):
+        again["error"] = (f"{broken['error']}, after zeros from `{broken['zeros_from']}`; with real values, "
+                          + str(again["error"]).replace("importing the module ", "it ", 1))
+    return again
+
+
 class Tracing:
     """The servers of one run, the files still to check, and their answers as they come."""
 
@@ -114,6 +123,10 @@ class Tracing:
                 if server is None or not server.alive:
                     server = self._start()
                 result, ended = _check(server, self.workdir, request, number, self.timeout, self.progress)
+                if result.get("zeros_from") and not ended and not request.get("first_step"):
+                    server = server if server.alive else self._start()  # the file again, with real values
+                    again, _ = _check(server, self.workdir, {**request, "first_step": True}, number, self.timeout, None)
+                    result = with_real_values(result, again)
                 if ended and number not in self.retried:  # it died since `alive`: another server checks it
                     self.retried.add(number)
                     self.todo.put((number, request))

@@ -136,6 +136,7 @@ class Capture:
         self.new_traces = 0  # traces that hold the run (a function's first HELD_TRACES)
         self._probing = False  # the element a dataset loop gave after a new trace: its calls look for a retrace
         self.last_site: list | None = None
+        self.zeros_from: str | None = None  # the last function whose call was answered with zeros
         # iterator -> (self.calls, self.new_traces) when it last yielded
         self._dataset_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._tracing: list[bool] = []  # the jit_compile setting of each function being traced, innermost last
@@ -220,7 +221,10 @@ class Capture:
         record["calls"] += 1
         self.calls += 1
         self.last_site = list(site[0]) if site else None
-        outputs = self._first_step(run) if self.first_step and run else fake_outputs(concrete.structured_outputs)
+        if self.first_step and run:
+            outputs = self._first_step(run)
+        else:
+            outputs, self.zeros_from = fake_outputs(concrete.structured_outputs), record["name"]
         if self.since_new > self.patience * len(self.records):
             self._quiet()
         return outputs

@@ -97,5 +97,6 @@ def run(request: dict, server: int) -> None:
                 "reason": f"the script raised {type(error).__name__}" + (f": {message[0][:300]}" if message else "")}
     result["stop"] = stop
     result["calls"] = capture.calls
+    result["zeros_from"] = capture.zeros_from
     save()
 
