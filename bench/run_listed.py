@@ -1,13 +1,15 @@
-"""What one run server saves `xlalint run` with several commands listed in ``[tool.xlalint]``.
+"""What one run server, and its clones, save `xlalint run` with several commands listed in ``[tool.xlalint]``.
 
-    python bench/run_listed.py [--repeat N]
+    python bench/run_listed.py [--repeat N] [--jobs N]
 
-Copies two scenario scripts of tests/data/run (a custom loop and an argparse ``main()`` run as
-``-m``) into a scratch project listing both under ``run``, then runs ``xlalint run --format json
---device cpu`` there with this checkout, alternately forking each run from one server (the
-default) and with ``XLALINT_NO_FORK=1`` (a fresh interpreter per run, as every run had before the
-server: the baseline). Prints the median wall and CPU time of each (the CPU of every process the
-command waited for), their ratio, and whether both gave the same report. A report, not a test.
+Copies tutorial-sized scenario scripts of tests/data/run (custom loops, Keras fit, an argparse
+``main()`` run as ``-m``, a loop that needs real values) into a scratch project listing them under
+``run``, then runs ``xlalint run --format json --device cpu`` there with this checkout, in turn:
+``--jobs 1`` (each run forked from one server), ``--jobs N`` (N runs at once, each forked from a
+clone of that server) and, as the baseline, ``--jobs 1`` with ``XLALINT_NO_FORK=1`` (a fresh
+interpreter per run, as every run had before the server). Prints the median wall and CPU time of
+each (the CPU of every process the command waited for), the wall per script, the ratios, and whether
+all gave the same report. A report, not a test.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from pathlib import Path
 
 from _harness import REPO, measure
 
-SCRIPTS = ("clean_loop.py", "argparse_main.py")
-LISTED = ["clean_loop.py --epochs 1", "-m argparse_main --units 16 8 --batch-size 16"]
-SIDES = {"one server, forked runs": [], "fresh interpreter per run": ["env", "XLALINT_NO_FORK=1"]}
+LISTED = ["clean_loop.py --epochs 1", "-m argparse_main --units 16 8 --batch-size 16", "fit_partial_batch.py",
+          "subclassed_model.py", "string_step.py", "needs_real_values.py", "train_step_override.py",
+          "fit_custom_loss_metric.py", "gan_two_optimizers.py", "retraced_in_dataset_loop.py"]
+SCRIPTS = [words[1] + ".py" if words[0] == "-m" else words[0] for words in map(str.split, LISTED)]
 
 
 def _summary(stdout: str) -> list:
@@ -38,7 +41,10 @@ def _summary(stdout: str) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side, alternating (median shown)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="runs at once on the parallel side")
     args = parser.parse_args()
+    sides = {"--jobs 1, one server": ["--jobs", "1"], f"--jobs {args.jobs}, clones of it": ["--jobs", str(args.jobs)],
+             "--jobs 1, fresh interpreters": ["--jobs", "1"]}
     os.environ["PYTHONPATH"] = str(REPO)
     project = Path(tempfile.mkdtemp(prefix="xlalint-bench-run-"))
     try:
@@ -46,11 +52,12 @@ def main() -> None:
             shutil.copy(REPO / "tests" / "data" / "run" / name, project)
         (project / "pyproject.toml").write_text(f"[tool.xlalint]\nrun = {json.dumps(LISTED)}\n")
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        runs: dict[str, list[dict]] = {side: [] for side in SIDES}
+        runs: dict[str, list[dict]] = {side: [] for side in sides}
         for _ in range(args.repeat):
-            for side, prefix in SIDES.items():
+            for side, jobs in sides.items():
+                prefix = ["env", "XLALINT_NO_FORK=1"] if "fresh" in side else []
                 done = measure([*prefix, sys.executable, "-m", "xlalint", "run", "--format", "json", "--device",
-                                "cpu", "-q"], cwd=project)
+                                "cpu", "-q", *jobs], cwd=project)
                 if not done["stdout"].strip():
                     raise SystemExit(f"{side}: no report (exit {done['rc']}): {done['stderr'][-2000:]}")
                 runs[side].append(done)
@@ -59,9 +66,10 @@ def main() -> None:
         medians = {side: (statistics.median(r["wall_s"] for r in done), statistics.median(r["cpu_s"] for r in done))
                    for side, done in runs.items()}
         for side, (wall, cpu) in medians.items():
-            print(f"  {side:28s} wall {wall:6.1f} s   cpu {cpu:6.1f} s")
-        (wall, cpu), (base_wall, base_cpu) = medians.values()
-        print(f"  ratio (server / fresh)       wall {wall / base_wall:6.2f}     cpu {cpu / base_cpu:6.2f}")
+            print(f"  {side:30s} wall {wall:6.1f} s ({wall / len(LISTED):4.1f} s a script)   cpu {cpu:6.1f} s")
+        (serial, serial_cpu), (parallel, _), (fresh, fresh_cpu) = medians.values()
+        print(f"  speed-up of --jobs {args.jobs} over --jobs 1: {serial / parallel:.2f}x wall")
+        print(f"  one server / fresh interpreters: wall {serial / fresh:.2f}, cpu {serial_cpu / fresh_cpu:.2f}")
         same = len({json.dumps(_summary(r["stdout"])) for done in runs.values() for r in done}) == 1
         print(f"  same runs and verdicts on both sides: {'yes' if same else 'NO'}")
     finally:

@@ -16,6 +16,7 @@ import threading
 import pytest
 from helpers import TESTS, alive, parent, wait_for
 
+from xlalint.tracing import pool as server_pool
 from xlalint.tracing import server as server_client
 
 from xlalint.tracing import workers as worker_client
@@ -33,8 +34,7 @@ def stand_in(monkeypatch, tmp_path):
     """Runs' servers are stand-ins; returns requests for files named as asked."""
     monkeypatch.delenv("XLALINT_NO_FORK", raising=False)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])))
-    monkeypatch.setattr(worker_client, "start_server",
-                        lambda module, *args: real_start_server("stand_in_server", *args))
+    monkeypatch.setattr(server_pool, "start_server", lambda module, *args: real_start_server("stand_in_server", *args))
 
     def requests(*names: str) -> list:
         for name in names:
@@ -131,7 +131,8 @@ class InterruptedWait(threading.Event):
 
 def test_an_interrupt_while_the_run_closes_still_kills_its_servers_and_removes_its_files(stand_in):
     tracing = Tracing([], 10, None, 0, 1)  # no job: close() waits for the jobs' end until EXIT_WAIT_S
-    server = real_start_server("stand_in_server", [], tracing.env, tracing.workdir, tracing._keep, "tracing server")
+    server = real_start_server("stand_in_server", [], tracing.env, tracing.workdir, tracing.pool._keep,
+                               "tracing server")
     tracing.ended = InterruptedWait()
     with pytest.raises(KeyboardInterrupt):
         tracing.close()
@@ -153,7 +154,6 @@ def test_a_run_whose_server_died_before_it_started_it_says_so(stand_in, monkeypa
     that, not that the run itself was killed."""
     from xlalint.run import client as run_client
 
-    monkeypatch.setattr(run_client, "start_server", lambda module, *args: real_start_server("stand_in_server", *args))
     real_start = server_client.Server.start
 
     def dies_first(self, request):

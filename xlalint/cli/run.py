@@ -7,7 +7,9 @@ script, the commands listed under ``run`` in ``[tool.xlalint]`` run, reported to
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import threading
 from pathlib import Path
 
 from xlalint.settings import table as settings
@@ -27,9 +29,9 @@ from xlalint.settings.table import COUNT, SECONDS
 DEFAULT_RUN_TIMEOUT_S = 120.0
 
 FLAGS = ("device", "select", "ignore", "baseline", "min_coverage", "strict", "save_graphs",
-         "first_step")  # settings that `run` takes
+         "first_step", "jobs")  # settings that `run` takes
 PATHS = ("baseline", "write_baseline", "save_graphs")  # flags naming files, from the working directory
-FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores", "strict")  # what it reads from [tool.xlalint]
+FROM_CONFIG = ("device", "select", "ignore", "per_file_ignores", "strict", "jobs")  # what it reads from [tool.xlalint]
 
 
 def _parser() -> UsageParser:
@@ -124,6 +126,47 @@ def _commands(parser: UsageParser, args, script_args: list[str]) -> tuple[list[t
     return commands, config
 
 
+def _run_all(server, commands: list[tuple], jobs: int, args, first_step: bool) -> list[dict]:
+    """Each command's result, in order, ``jobs`` runs at a time (each thread with its own server, a clone of one
+    that imported TensorFlow); the first exception of a run is raised here, once the others have ended."""
+    def one(command: tuple) -> dict:
+        file, script, module, script_argv, _ = command
+        if not args.quiet:
+            print(f"xlalint run: running {file} up to its compiled steps (budget {args.run_timeout:g}s)",
+                  file=sys.stderr)
+        return server.run(script, module, script_argv, args.run_timeout, args.patience, first_step)
+
+    if jobs == 1:
+        return [one(command) for command in commands]
+    server.pool.start_origin()  # in this thread, which outlives the jobs' threads
+    todo: queue.Queue = queue.Queue()
+    for number in range(len(commands)):
+        todo.put(number)
+    results: dict[int, dict] = {}
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        while not failures:
+            try:
+                number = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[number] = one(commands[number])
+            except BaseException as error:  # noqa: BLE001 - raised in the caller's thread
+                failures.append(error)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.2)  # short waits: an interrupt reaches this thread at once
+    if failures:
+        raise failures[0]
+    return [results[number] for number in range(len(commands))]
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     parser.add_argument("script", nargs="?", metavar="SCRIPT", help="the training script (none: those listed "
@@ -143,21 +186,17 @@ def main(argv: list[str]) -> int:
     from xlalint.process.scratch import ScratchError
 
     reports = []
-    runs = [(file, module) for file, _, module, *_ in commands]
-    with RunServer(runs) as server:  # TensorFlow imported once for every command
-        for file, script, module, script_argv, _ in commands:
-            if not args.quiet:
-                print(f"xlalint run: running {file} up to its compiled steps (budget {args.run_timeout:g}s)",
-                      file=sys.stderr)
-            try:
-                with signals_interrupt():
-                    result = server.run(script, module, script_argv, args.run_timeout, args.patience,
-                                        options.first_step)
-            except ScratchError as error:
-                parser.error(str(error))
-            except Interrupted as stop:
-                print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
-                return 128 + stop.signal
+    jobs = min(options.jobs, len(commands))
+    with RunServer([(file, module) for file, _, module, *_ in commands], jobs) as server:  # TensorFlow imported once
+        try:
+            with signals_interrupt():
+                results = _run_all(server, commands, jobs, args, options.first_step)
+        except ScratchError as error:
+            parser.error(str(error))
+        except Interrupted as stop:
+            print(EMITTERS[args.format](Report(device=options.device, interrupted=stop.signal.name)))
+            return 128 + stop.signal
+        for (file, *_), result in zip(commands, results):
             if result.get("hooks_supported") is False and not args.quiet:
                 print(f"xlalint run: TensorFlow {result['tensorflow']} with Keras {result['keras']} is not a "
                       "release whose hooks were checked; results may be incomplete (docs/run.md)", file=sys.stderr)

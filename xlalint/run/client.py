@@ -16,27 +16,33 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from typing import Any
 
 from xlalint.process.child_end import death
 from xlalint.tracing.preload_plan import run_preloads
 from xlalint.process.result_file import aside
 from xlalint.process.scratch import make_scratch, remove_scratch
-from xlalint.tracing.server import Server, WorkerError, start_server
+from xlalint.tracing.pool import ServerPool
+from xlalint.tracing.server import WorkerError
 
 IMPORT_ALLOWANCE_S = 120.0  # setting up the run (and, without fork, importing TensorFlow) and writing the result
 
 
 class RunServer:
-    """The server of one ``xlalint run``: one run at a time, each in a fresh child; a context manager."""
+    """The servers of one ``xlalint run``: each run in a fresh child, ``jobs`` runs at once (one per thread calling
+    ``run``, each with its own server: a clone of one that imported TensorFlow, ``ServerPool``); a context manager."""
 
-    def __init__(self, runs: list[tuple[str, str | None]]):
+    def __init__(self, runs: list[tuple[str, str | None]], jobs: int = 1):
         """``runs``: ``(file, MODULE)`` of each run (MODULE None for a script), whose libraries the server
         imports before it forks (``run_preloads``)."""
         self.work = tempfile.mkdtemp(prefix="xlalint-run-state-")
         self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
-        self.preload = run_preloads(runs)
-        self.server: Server | None = None
+        self.closed: WorkerError | None = None
+        self.pool = ServerPool("xlalint.backend.run.server", run_preloads(runs), {**self.env, "TMPDIR": self.work},
+                               self.work, "run server", jobs, stopped=lambda: self.closed)
+        self.local = threading.local()  # the server of the calling thread
+        self.lock = threading.Lock()
         self.runs = 0
 
     def __enter__(self) -> RunServer:
@@ -46,13 +52,10 @@ class RunServer:
         self.close()
 
     def close(self) -> None:
-        """Kill the server with every run it started, and remove the run's files."""
-        if self.server is not None:
-            self.server.kill()
+        """Kill the servers with every run they started, and remove the run's files."""
+        self.closed = WorkerError("the run was stopped")
+        self.pool.kill_all()
         shutil.rmtree(self.work, ignore_errors=True)
-
-    def _keep(self, server: Server) -> None:
-        self.server = server
 
     def run(self, script: str | None, module: str | None, argv: list[str], budget: float, patience: int,
             first_step: bool = False) -> dict:
@@ -72,9 +75,10 @@ class RunServer:
                   first_step: bool) -> dict:
         cwd = os.path.realpath(os.getcwd())
         protected = [cwd] + ([os.path.dirname(os.path.realpath(script))] if script else [])
-        self.runs += 1
-        files = {"result": os.path.join(self.work, f"{self.runs}.json"),
-                 "log": os.path.join(self.work, f"{self.runs}.log")}
+        with self.lock:
+            self.runs += 1
+            number = self.runs
+        files = {"result": os.path.join(self.work, f"{number}.json"), "log": os.path.join(self.work, f"{number}.log")}
         scratch = make_scratch(cwd)
         try:
             request: dict[str, Any] = {
@@ -89,14 +93,12 @@ class RunServer:
                     os.unlink(path)
 
     def _served(self, request: dict) -> dict:
-        if self.server is None or not self.server.alive:
+        server = getattr(self.local, "server", None)
+        if server is None or not server.alive:
             try:
-                start_server("xlalint.backend.run.server", self.preload, {**self.env, "TMPDIR": self.work},
-                             self.work, self._keep, "run server")
+                server = self.local.server = self.pool.server()
             except WorkerError as error:
                 return {"error": str(error)}
-        server = self.server
-        assert server is not None  # kept by start_server
         if server.start(request) is None:
             stopped = server.stopped("the run")
             server.kill()

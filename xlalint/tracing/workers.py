@@ -5,7 +5,8 @@ process forked from it before any user code ran (on Linux; elsewhere in a fresh
 interpreter per file), so a file's answer never depends on the other files of the run,
 their order or ``--jobs``. With several jobs where servers fork, that first server (the origin)
 checks no file: it forks a clone for each job, and a clone for any that must be replaced, so a run
-imports TensorFlow once whatever ``--jobs`` says (where clones cannot be made here, fresh servers instead).
+imports TensorFlow once whatever ``--jobs`` says (where clones cannot be made here, fresh servers instead;
+``pool.py``).
 A file whose server ended before it started the file is put back once for another server. Every server
 and child runs in its own session: when a file ends, times out or grows past the memory limit, its whole
 process group is killed, and when the run ends or is cancelled, everything it started is.
@@ -22,11 +23,11 @@ import threading
 from typing import Iterator
 from dataclasses import dataclass
 
-from xlalint.backend.fork_server import forking
 from xlalint.process.child_end import death
 from xlalint.tracing.preload_plan import preloads
 from xlalint.process.result_file import aside, read_result
-from xlalint.tracing.server import EXIT_WAIT_S, CloneFailed, Server, WorkerError, start_server
+from xlalint.tracing.pool import ServerPool
+from xlalint.tracing.server import EXIT_WAIT_S, Server, WorkerError
 from xlalint.core.wire import FileResult, Request, file_result
 
 WAIT_S = 0.2  # the caller waits for answers in steps this short: a signal reaches it between them
@@ -93,23 +94,25 @@ class Tracing:
         self.done: queue.Queue = queue.Queue()  # (path, result) as each file's check ends
         self.retried: set[int] = set()  # files put back once: their server ended before it started them
         self.timeout, self.progress, self.max_memory_mb = timeout, progress, max_memory_mb
-        self.tensorflow: str | None = None
         self.failure: BaseException | None = None
-        self.servers: list[Server] = []
         self.lock = threading.Lock()
         self.running = jobs  # threads still serving; the last one out ends the origin
         self.ended = threading.Event()  # every thread is done, or the run was closed
-        self.cloning = jobs > 1 and forking()  # each job's server a clone of the origin
-        self.origin: Server | None = None
-        self.origin_lock = threading.Lock()  # one thread at a time starts the origin or asks it for a clone
         self.workdir = tempfile.mkdtemp(prefix="xlalint-")
-        self.preload = preloads([r["path"] for r in requests if not r.get("saved_model")])
+        preload = preloads([r["path"] for r in requests if not r.get("saved_model")])
         # TMPDIR: AutoGraph writes a module file per converted function and removes it only at a
         # normal exit, which a forked child never makes; the run's folder goes with the run.
         self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
                         TMPDIR=self.workdir)
         if not any((verify := r.get("verify")) and verify["device"] in (None, "gpu") for r in requests):
             self.env["CUDA_VISIBLE_DEVICES"] = ""  # trace what a CPU builds: Keras builds cuDNN ops where it sees a GPU
+        self.pool = ServerPool("xlalint.backend.worker", preload, self.env, self.workdir, "tracing server", jobs,
+                               max_memory_mb, lambda: self.failure)
+
+    @property
+    def tensorflow(self) -> str | None:
+        """The version the servers imported (None until one has)."""
+        return self.pool.tensorflow
 
     def serve(self) -> None:
         """Take files from the queue until it is empty, (re)starting a server as needed."""
@@ -121,10 +124,10 @@ class Tracing:
                 except queue.Empty:
                     return
                 if server is None or not server.alive:
-                    server = self._start()
+                    server = self.pool.server()
                 result, ended = _check(server, self.workdir, request, number, self.timeout, self.progress)
                 if result.get("zeros_from") and not ended and not request.get("first_step"):
-                    server = server if server.alive else self._start()  # the file again, with real values
+                    server = server if server.alive else self.pool.server()  # the file again, with real values
                     again, _ = _check(server, self.workdir, {**request, "first_step": True}, number, self.timeout, None)
                     result = with_real_values(result, again)
                 if ended and number not in self.retried:  # it died since `alive`: another server checks it
@@ -148,8 +151,7 @@ class Tracing:
         if not last:
             self.ended.wait()
             return
-        if self.origin is not None:
-            self.origin.stop()  # its clones' time counts as its children's once it has reaped them
+        self.pool.stop_origin()
         self.ended.set()
 
     def answers(self) -> Iterator[tuple[str, FileResult]]:
@@ -166,45 +168,6 @@ class Tracing:
             self.answered += 1
             yield answer
 
-    def _start(self) -> Server:
-        """A server for one thread: when cloning, a clone of the origin, else a fresh one."""
-        with self.origin_lock:
-            server = self._clone() if self.cloning else None
-        if server is None:
-            return self._fresh()
-        self._keep(server)
-        return server
-
-    def _clone(self) -> Server | None:
-        """A clone of the origin (started first, or again once it is dead; ``start_server`` never returns a
-        forking server whose preloads started threads); None, and no more cloning in this run, when this
-        process cannot make one."""
-        if self.origin is None or not self.origin.alive:
-            if self.origin is not None:
-                self.origin.kill()
-            self.origin = self._fresh()
-        try:
-            return self.origin.clone(self.workdir)
-        except CloneFailed:  # a reason of this process's (no FIFOs here): fresh servers still work
-            self.cloning = False
-            return None
-
-    def _fresh(self) -> Server:
-        server = start_server("xlalint.backend.worker", self.preload, self.env, self.workdir, self._keep,
-                              "tracing server", self.max_memory_mb)
-        with self.lock:
-            self.tensorflow = server.tensorflow
-        return server
-
-    def _keep(self, server: Server) -> None:
-        """Known to close() while it imports TensorFlow: an interrupt then kills it too."""
-        with self.lock:
-            self.servers.append(server)
-            stopped = self.failure
-        if stopped is not None:
-            server.kill()
-            raise stopped
-
     def close(self) -> None:
         """Kill every process of the run and remove its files; once every file is answered, the jobs first end
         in order (the origin reaps its clones, so that their time counts as its children's). An interrupt
@@ -215,9 +178,7 @@ class Tracing:
         finally:
             self.failure = self.failure or WorkerError("the run was stopped")
             self.ended.set()
-            with self.lock:
-                for server in self.servers:
-                    server.kill()
+            self.pool.kill_all()
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
