@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 
 import nbformat
 import pytest
 
-from helpers import REPO, run_json, run_without_tf, run_xlalint
+from helpers import REPO, repo_env, run_json, run_without_tf, run_xlalint
 from xlalint.autocluster.program import sites_in
 from xlalint.ci.github_action import changed_python_files
 from xlalint.settings.config import load_config
@@ -53,6 +54,14 @@ def test_code_cells_become_one_module_and_lines_map_back():
     original = [line for cell in nbformat.read(BLOCKER, 4).cells if cell.cell_type == "code"
                 for line in cell.source.splitlines()]
     assert len(lines) == len(original)  # every line kept, so every position maps back
+
+
+def test_reading_a_notebook_imports_neither_nbformat_nor_jsonschema():
+    """Their import costs seconds where Jupyter installed jsonschema's format checkers: paid by every run."""
+    probe = ("import sys; from xlalint.inputs.notebooks import read_notebook; "
+             f"read_notebook({str(BLOCKER)!r}); print(sorted({{'nbformat', 'jsonschema'}} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=repo_env(), timeout=120)
+    assert done.stdout.strip() == "[]", done.stderr
 
 
 def test_magics_and_shell_lines_keep_their_lines_out_of_the_python():

@@ -197,20 +197,18 @@ def _clone(paths: dict, channel, serve_copy: Callable[[Any], None]) -> None:
     send(channel, {"type": "clone", "pid": pid})
 
 
-def serve(channel, handle: Handler, fork: bool, before_fork: Handler | None = None) -> NoReturn:
+def serve(channel, handle: Handler, fork: bool) -> NoReturn:
     """Answer each request on stdin: in a forked child, or (not forking) here, once, ending this process;
     a ``clone`` request (forking servers only) with a copy of this server. At the end of stdin, reap the
     clones and end."""
     for line in sys.stdin:
         request = json.loads(line)
         if "clone" in request:
-            _clone(request["clone"], channel, lambda copy: serve(copy, handle, fork, before_fork))
+            _clone(request["clone"], channel, lambda copy: serve(copy, handle, fork))
             continue
         if not fork:
             send(channel, {"type": "start", "pid": os.getpid()})
             _handle_and_exit(handle, request)
-        if before_fork is not None:
-            before_fork(request)
         send(channel, {"type": "exit", "code": _fork(handle, request, channel)})
     _reap_clones(wait=True)
     sys.stderr.flush()

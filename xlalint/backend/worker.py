@@ -269,11 +269,6 @@ def _check_in_this_process(request: Request, recorder) -> None:
         write_result(request["result"], result)
 
 
-def _before_fork(request: Request) -> None:
-    if is_notebook(request["path"]):
-        import nbformat  # noqa: F401 - imported here once (seconds), not in each notebook's child
-
-
 def main() -> None:
     """Import TensorFlow once, then check each requested file in a fresh forked child (``fork_server``)."""
     channel = open_channel()
@@ -286,7 +281,7 @@ def main() -> None:
         return
     recorder.install()
     fork = ready(channel, versions, started, sys.argv[1:], CHECK_MODULES)
-    serve(channel, lambda request: _check_in_this_process(request, recorder), fork, _before_fork)
+    serve(channel, lambda request: _check_in_this_process(request, recorder), fork)
 
 
 if __name__ == "__main__":

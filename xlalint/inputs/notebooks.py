@@ -18,7 +18,6 @@ import linecache
 import os
 import re
 import shlex
-import warnings
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
@@ -187,7 +186,7 @@ def _timed_statement(magic: str, args: str) -> str | None:
     return args
 
 
-# The notebook's JSON text, walked only to find where each cell's source strings are (nbformat reads the rest).
+# The notebook's JSON text, walked only to find where each cell's source strings are (``_cells`` reads the rest).
 
 def _skip_space(text: str, pos: int) -> int:
     found = _SPACE.match(text, pos)  # whitespace or nothing: it always matches
@@ -255,33 +254,49 @@ def _source_tokens(text: str) -> list[tuple[list[tuple[int, int]], bool]]:
     return cells
 
 
-def _nbformat_cells(text: str) -> list[Any]:
-    """The cells as nbformat reads and validates them (nbformat 4 only)."""
-    import nbformat
+_CELL_TYPES = ("code", "markdown", "raw")
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. cells without ids in an older 4.x notebook
-        try:
-            notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
-        except nbformat.reader.NotJSONError as error:
-            raise NotebookError(f"not a notebook: the file is not valid JSON ({error})") from error
-        except (ValueError, AttributeError, TypeError) as error:  # NBFormatError is a ValueError
-            raise NotebookError(f"not a notebook: {error}") from error
-        version = notebook.get("nbformat") if isinstance(notebook, dict) else None
-        if version != 4:
-            shown = "no nbformat version" if version is None else f"nbformat {version}"
-            raise NotebookError(f"{shown} is not supported: xlalint reads nbformat 4 notebooks "
-                                "(open and save it in Jupyter to convert it)")
-        try:
-            nbformat.validate(notebook)
-        except nbformat.ValidationError as error:
-            raise NotebookError(f"not a valid nbformat 4 notebook: {error.message}") from error
-    return notebook.cells
+
+def _cells(text: str) -> list[dict]:
+    """The notebook's cells, each with its ``source`` as one string (nbformat 4 only). Read with ``json``, not
+    nbformat: its schema validation imports jsonschema, whose format checkers (installed with Jupyter) take
+    seconds to import."""
+    try:
+        notebook = json.loads(text)
+    except ValueError as error:
+        raise NotebookError(f"not a notebook: the file is not valid JSON ({error})") from error
+    version = notebook.get("nbformat") if isinstance(notebook, dict) else None
+    if version != 4:
+        shown = "no nbformat version" if version is None else f"nbformat {version}"
+        raise NotebookError(f"{shown} is not supported: xlalint reads nbformat 4 notebooks "
+                            "(open and save it in Jupyter to convert it)")
+    problem = _schema_problem(notebook)
+    if problem:
+        raise NotebookError(f"not a valid nbformat 4 notebook: {problem}")
+    return [{**cell, "source": cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])}
+            for cell in notebook["cells"]]
+
+
+def _schema_problem(notebook: dict) -> str | None:
+    """What breaks the parts of nbformat 4's schema that reading the code relies on, if anything."""
+    if not isinstance(notebook.get("cells"), list):
+        return "'cells' is not a list"
+    if not isinstance(notebook.get("metadata"), dict):
+        return "'metadata' is not an object"
+    for number, cell in enumerate(notebook["cells"], 1):
+        if not isinstance(cell, dict):
+            return f"cell {number} is not an object"
+        if cell.get("cell_type") not in _CELL_TYPES:
+            return f"cell {number}: 'cell_type' {cell.get('cell_type')!r} is not one of {', '.join(_CELL_TYPES)}"
+        source = cell.get("source")
+        if not isinstance(source, str) and not (isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            return f"cell {number}: 'source' is not a string or a list of strings"
+    return None
 
 
 def parse_notebook(text: str) -> NotebookModule:
     """The notebook JSON ``text`` as one module; raises ``NotebookError``."""
-    cells = _nbformat_cells(text)
+    cells = _cells(text)
     tokens = _source_tokens(text)
     if len(tokens) != len(cells):
         raise NotebookError("not a notebook: its cells could not be matched to the file's text")
@@ -290,9 +305,9 @@ def parse_notebook(text: str) -> NotebookModule:
     file_lines: list[int] = []
     newline_offsets = [m.start() for m in re.finditer("\n", text)]
     for number, (cell, (spans, listed)) in enumerate(zip(cells, tokens), 1):
-        if cell.cell_type != "code":
+        if cell["cell_type"] != "code":
             continue
-        lines = _split(cell.source)
+        lines = _split(cell["source"])
         found.append(Cell(number, len(code) + 1, tuple(lines), tuple(_as_python(lines)), tuple(spans), listed))
         code.extend(found[-1].code)
         file_lines.extend(_file_lines(text, spans, lines, newline_offsets))
