@@ -29,7 +29,7 @@ LAYERS = [
     {"tracing", "ci", "settings"},
     {"engine", "run"},
     {"report"},
-    {"cli", "doctor"},
+    {"cli", "doctor", "lsp"},
     {"api", "__init__", "__main__"},
 ]
 LAYER = {name: rank for rank, names in enumerate(LAYERS) for name in names}

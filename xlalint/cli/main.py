@@ -40,7 +40,7 @@ def _check_parser() -> argparse.ArgumentParser:
         description="Find what keeps TensorFlow code from compiling under XLA, with the line to change.",
         epilog="Also: `xlalint ops [--device D] [OP ...]` prints the XLA support table; `xlalint run SCRIPT "
         "[ARGS ...]` runs a training script up to its compiled steps and checks them there; `xlalint merge "
-        "REPORT ...` joins the JSON reports of --shard runs. "
+        "REPORT ...` joins the JSON reports of --shard runs; `xlalint server` is the language server for editors. "
         "Settings can live in pyproject.toml under [tool.xlalint]; flags override them. "
         "Exit codes: 0 nothing blocks XLA, 1 error findings or files that could not be checked (with "
         "--strict also entries that could not be traced and files without entry points), 2 usage error "
@@ -145,6 +145,10 @@ def _main(argv: list[str]) -> int:
         from xlalint.cli.merge import main as merge_main
 
         return merge_main(argv[1:])
+    if argv and argv[0] == "server" and not os.path.exists("server"):
+        from xlalint.lsp.server import main as server_main
+
+        return server_main(argv[1:])
     if argv and argv[0] == "run" and not os.path.exists("run"):
         from xlalint.cli.run import main as run_main
 

@@ -119,21 +119,22 @@ def source_findings(path: str, options: Options, entries: Sequence[Mapping[str, 
     return [f for f in found if RULES[f.code].stage == "source"] + untraced(stand_ins, entries, list(traced))
 
 
-def static_report(paths: list[str], options: Options) -> Report:
-    """``--static``: the source pass alone, with the same selection, ignores and suppressions."""
+def static_report(paths: list[str], options: Options, texts: Mapping[str, str] | None = None) -> Report:
+    """``--static``: the source pass alone, with the same selection, ignores and suppressions; ``texts`` (absolute
+    path -> Python source) are read in place of those files (an editor's buffers, ``xlalint server``)."""
     report = Report(device=options.device, tensorflow=load_table()["tensorflow"])
-    files, report.errors = collect_files(paths, options.excluded)
+    files, report.errors = collect_files(paths, options.excluded, texts or ())
     files = ShardRun.start(report, files, options.shard, options.root)
     record_sources(report.sources, files)
     report.auto_jit = auto_jit_sites(files)
     produced: list[Produced] = []
-    for entries, findings, errors in check_files(files, options.device, options.mode):
+    for entries, findings, errors in check_files(files, options.device, options.mode, texts):
         first = len(report.entries)
         report.entries.extend(entries)
         produced += [Produced(f, tuple(first + i for i, e in enumerate(entries) if e.name == f.entry))
                      for f in findings]
         report.errors.extend(errors)
-    report.findings = in_cells(select(report, produced, options, SuppressionIndex()))
+    report.findings = in_cells(select(report, produced, options, SuppressionIndex(texts)))
     report.entries = in_cells(report.entries)
     record_sources(report.sources, (f.path for f in report.findings))
     return report

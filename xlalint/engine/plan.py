@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from xlalint.tracing.cache import ResultCache
 from xlalint.inputs.files import collect_files, display_path, is_env_file, is_saved_model, precheck, record_sources
@@ -21,7 +21,7 @@ from xlalint.settings.table import Options
 from xlalint.ci.shards import BEFORE_TRACE, ShardRun
 from xlalint.core.support import installed_tensorflow
 from xlalint.core.wire import DEFAULT_PATIENCE, IMPORT_SHARE, FileResult, Request, file_result
-from xlalint.tracing.workers import Tracing, WorkerError, start_worker
+from xlalint.tracing.workers import Run, WorkerError, start_worker
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Plan:
     explicit: set[str] = field(default_factory=set)  # files named on the command line (or as targets)
     cache: ResultCache | None = None
     cached: dict[str, FileResult] = field(default_factory=dict)  # path -> the stored result of an unchanged file
-    tracing: Tracing | None = None  # the servers checking the other requests
+    tracing: Run | None = None  # the servers checking the other requests
 
     def answers(self) -> Iterator[tuple[Request, FileResult]]:
         """Each request with its result, in the run's order; ``report.tensorflow`` is set before each.
@@ -90,8 +90,9 @@ class Plan:
         self.close()
 
 
-def plan_run(paths: list[str], options: Options) -> Plan:
-    """Sort the files of ``paths``, read the cache and start tracing the rest (``with plan_run(...)``)."""
+def plan_run(paths: list[str], options: Options, tracer: Callable[..., Run] = start_worker) -> Plan:
+    """Sort the files of ``paths``, read the cache and start tracing the rest (``with plan_run(...)``) with
+    ``tracer`` (``start_worker``'s signature; a warm server's ``start``: ``xlalint.tracing.warm``)."""
     report = Report(device=options.device)
     files, report.errors = collect_files(paths, options.excluded)
     files = ShardRun.start(report, files, options.shard, options.root)
@@ -118,7 +119,7 @@ def plan_run(paths: list[str], options: Options) -> Plan:
     if missing:
         if hasattr(options.progress, "expect"):
             options.progress.expect(len(missing))  # "[i/n]" lines need n
-        plan.tracing = start_worker(missing, options.timeout, options.progress, options.jobs, options.max_memory)
+        plan.tracing = tracer(missing, options.timeout, options.progress, options.jobs, options.max_memory)
     return plan
 
 

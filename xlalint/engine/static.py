@@ -6,6 +6,7 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
+from typing import Mapping
 
 import libcst as cst
 
@@ -21,15 +22,17 @@ RELEVANT = re.compile(r"tensorflow|keras|TF_XLA_FLAGS")  # files without these c
 PARALLEL_FROM = 48  # files; fewer are scanned in this process
 
 
-def check_file(path: str, device: str, mode: str) -> tuple[list[Entry], list[Finding], list[FileError]]:
+def check_file(path: str, device: str, mode: str,
+               text: str | None = None) -> tuple[list[Entry], list[Finding], list[FileError]]:
     """Entries (one per compiled function, verdict pending), findings and errors of one file; ``mode`` is
-    ``--mode``, for the XLA mode each function runs in (``judged_by_name``)."""
+    ``--mode``, for the XLA mode each function runs in (``judged_by_name``). ``text``: the Python source to
+    check in place of the file's (an editor's unsaved buffer; a notebook's cells as one module)."""
     shown = display_path(path)
     if is_env_file(path) and not path.endswith(".py"):
         return [], scan_text(path, shown), []
     if is_saved_model(path):
         return [], [], [FileError(shown, "a SavedModel is checked by tracing it: run without --static")]
-    source, error = read_source(path)
+    source, error = read_source(path) if text is None else (text, None)
     if error:
         return [], [], [FileError(shown, error)]
     if not RELEVANT.search(source):
@@ -47,10 +50,13 @@ def check_file(path: str, device: str, mode: str) -> tuple[list[Entry], list[Fin
             judged_by_name(scan.findings, scan.functions, path, mode, device), [])
 
 
-def check_files(files: list[str], device: str, mode: str) -> list[tuple[list[Entry], list[Finding], list[FileError]]]:
-    """``check_file`` of each file, in order; in several processes when there are many."""
+def check_files(files: list[str], device: str, mode: str, texts: Mapping[str, str] | None = None,
+                ) -> list[tuple[list[Entry], list[Finding], list[FileError]]]:
+    """``check_file`` of each file, in order (``texts``: path -> source read in place of the file's); in
+    several processes when there are many."""
     workers = min(os.cpu_count() or 1, 8)
+    given = [(texts or {}).get(path) for path in files]
     if len(files) >= PARALLEL_FROM and workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            return list(pool.map(check_file, files, repeat(device), repeat(mode), chunksize=16))
-    return [check_file(path, device, mode) for path in files]
+            return list(pool.map(check_file, files, repeat(device), repeat(mode), given, chunksize=16))
+    return [check_file(path, device, mode, text) for path, text in zip(files, given)]

@@ -54,17 +54,17 @@ def edit(path: str, data: bytes, findings: list[Finding]) -> tuple[bytes, list[F
     if is_notebook(path):  # the edits of its module, written into the source strings of the edited lines
         bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
         text = data.decode("utf-8-sig")
-        new, fixed = _fix_python(path, parse_notebook(text).source, findings)
+        new, fixed = fix_python(path, parse_notebook(text).source, findings)
         return bom + rewrite(text, new).encode("utf-8"), fixed
     source = Source.decode(data)
     if not path.endswith(".py") and is_env_file(path):
         new, fixed = _fix_text_file(source.text, findings)
         return source.encode(new), fixed
-    new, fixed = _fix_python(path, source.text, findings)
+    new, fixed = fix_python(path, source.text, findings)
     return source.encode(new), fixed
 
 
-def _fix_python(path: str, text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
+def fix_python(path: str, text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
     """``(new text, findings fixed)`` of Python source; raises ValueError if the result would not parse."""
     transformer = FixTransformer({(_kind(f), f.line): fix_of(_kind(f)) for f in findings})
     new = MetadataWrapper(cst.parse_module(text)).visit(transformer).code

@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import sys
+from typing import Collection
 
 from xlalint.inputs.notebooks import NotebookError, is_notebook, read_notebook
 from xlalint.core.results import FileError
@@ -45,9 +46,10 @@ def is_env_file(path: str) -> bool:
     return bool(ENV_FILE.match(os.path.basename(path)))
 
 
-def collect_files(paths: list[str], excluded=None) -> tuple[list[str], list[FileError]]:
+def collect_files(paths: list[str], excluded=None, unsaved: Collection[str] = ()) -> tuple[list[str], list[FileError]]:
     """What to check: given files and SavedModel directories, and every ``.py`` file, notebook, shell
-    script and Dockerfile under other directories; none for which ``excluded(path)`` is true."""
+    script and Dockerfile under other directories; none for which ``excluded(path)`` is true. ``unsaved``: absolute
+    paths of files an editor holds, which may not be on disk yet."""
     files, errors = [], []
     for path in paths:
         if is_saved_model(path):
@@ -57,7 +59,7 @@ def collect_files(paths: list[str], excluded=None) -> tuple[list[str], list[File
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
                 wanted = (os.path.join(root, n) for n in sorted(names) if n.endswith((".py", ".ipynb")) or is_env_file(n))
                 files.extend(p for p in wanted if os.path.isfile(p))  # skips broken and looping links
-        elif os.path.isfile(path):
+        elif os.path.isfile(path) or os.path.abspath(path) in unsaved:
             files.append(path)
         elif os.path.islink(path):
             errors.append(FileError(display_path(path), "broken or looping symbolic link"))

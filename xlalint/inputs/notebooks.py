@@ -91,7 +91,7 @@ class NotebookModule:
         return {"cell": cell.number, "line": line - cell.first + 1, "file_line": self.file_lines[line - 1]}
 
 
-def _split(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Lines with their endings, as Python counts lines."""
     return [m.group(0) for m in _LINE.finditer(text) if m.group(0)]
 
@@ -307,15 +307,29 @@ def parse_notebook(text: str) -> NotebookModule:
     for number, (cell, (spans, listed)) in enumerate(zip(cells, tokens), 1):
         if cell["cell_type"] != "code":
             continue
-        lines = _split(cell["source"])
-        found.append(Cell(number, len(code) + 1, tuple(lines), tuple(_as_python(lines)), tuple(spans), listed))
+        found.append(_code_cell(number, len(code) + 1, cell["source"], tuple(spans), listed))
         code.extend(found[-1].code)
-        file_lines.extend(_file_lines(text, spans, lines, newline_offsets))
+        file_lines.extend(_file_lines(text, spans, list(found[-1].lines), newline_offsets))
     if not found or not any(line.strip() and line.strip() != MAGIC for line in code):
         raise NotebookError("empty notebook: no code cell has Python code")
     source = "".join(line + "\n" for line in code)
     _check_syntax(source, found)
     return NotebookModule(source, tuple(found), tuple(file_lines))
+
+
+def _code_cell(number: int, first: int, source: str, spans: tuple[tuple[int, int], ...] = (),
+               listed: bool = True) -> Cell:
+    lines = split_lines(source)
+    return Cell(number, first, tuple(lines), tuple(_as_python(lines)), spans, listed)
+
+
+def cells_module(sources: list[str]) -> NotebookModule:
+    """Code cells given by their texts (an editor's notebook document, cell by cell, numbered from 1) as one
+    module, the same module ``parse_notebook`` makes of them; no file lines, no syntax check."""
+    cells: list[Cell] = []
+    for number, source in enumerate(sources, 1):
+        cells.append(_code_cell(number, (cells[-1].last + 1) if cells else 1, source))
+    return NotebookModule("".join(line + "\n" for cell in cells for line in cell.code), tuple(cells), ())
 
 
 def _file_lines(text: str, spans, lines: list[str], newlines: list[int]) -> list[int]:

@@ -16,6 +16,7 @@ import os
 import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from xlalint.inputs.files import read_source
 
@@ -83,15 +84,19 @@ def parse(source: str) -> FileSuppressions:
 
 
 class SuppressionIndex:
-    """The suppressions of every file a run touches, read once, with their use tracked."""
+    """The suppressions of every file a run touches, read once, with their use tracked; ``texts`` (absolute path ->
+    Python source) are read in place of those files."""
 
-    def __init__(self) -> None:
+    def __init__(self, texts: Mapping[str, str] | None = None) -> None:
         self._files: dict[str, FileSuppressions] = {}
+        self._texts = texts or {}
 
     def _get(self, path: str) -> FileSuppressions:
         path = os.path.abspath(path)
         if path not in self._files:
-            source, _ = read_source(path)  # a notebook's code cells, as one module
+            source = self._texts.get(path)
+            if source is None:
+                source, _ = read_source(path)  # a notebook's code cells, as one module
             self._files[path] = parse(source) if source is not None else FileSuppressions()
         return self._files[path]
 

@@ -20,7 +20,7 @@ import queue
 import shutil
 import tempfile
 import threading
-from typing import Iterator
+from typing import Any, Callable, Iterator, Protocol
 from dataclasses import dataclass
 
 from xlalint.process.child_end import death
@@ -82,6 +82,42 @@ def with_real_values(broken: FileResult, again: FileResult) -> FileResult:
     return again
 
 
+def check_one(server: Server, workdir: str, request: Request, number: int, timeout: float, progress,
+              replace: Callable[[], Server]) -> tuple[FileResult, bool, Server]:
+    """One file's result, whether the server ended before it started the file (``_check``), and the server to go
+    on with: a file whose import zeros broke is imported again with real values, on ``replace()`` where the
+    server died meanwhile."""
+    result, ended = _check(server, workdir, request, number, timeout, progress)
+    if result.get("zeros_from") and not ended and not request.get("first_step"):
+        server = server if server.alive else replace()  # the file again, with real values
+        again, _ = _check(server, workdir, {**request, "first_step": True}, number, timeout, None)
+        result = with_real_values(result, again)
+    return result, ended, server
+
+
+class Run(Protocol):
+    """Files being checked by tracing servers: a ``Tracing``, or a warm server's run (``xlalint.tracing.warm``)."""
+
+    progress: Any
+
+    @property
+    def tensorflow(self) -> str | None: ...
+
+    def answers(self) -> Iterator[tuple[str, FileResult]]: ...
+
+    def close(self) -> None: ...
+
+
+def server_env(workdir: str, requests: list[Request]) -> dict[str, str]:
+    """The environment of a tracing server whose files go in ``workdir``."""
+    # TMPDIR: AutoGraph writes a module file per converted function and removes it only at a
+    # normal exit, which a forked child never makes; the run's folder goes with the run.
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"), TMPDIR=workdir)
+    if not any((verify := r.get("verify")) and verify["device"] in (None, "gpu") for r in requests):
+        env["CUDA_VISIBLE_DEVICES"] = ""  # trace what a CPU builds: Keras builds cuDNN ops where it sees a GPU
+    return env
+
+
 class Tracing:
     """The servers of one run, the files still to check, and their answers as they come."""
 
@@ -100,12 +136,7 @@ class Tracing:
         self.ended = threading.Event()  # every thread is done, or the run was closed
         self.workdir = tempfile.mkdtemp(prefix="xlalint-")
         preload = preloads([r["path"] for r in requests if not r.get("saved_model")])
-        # TMPDIR: AutoGraph writes a module file per converted function and removes it only at a
-        # normal exit, which a forked child never makes; the run's folder goes with the run.
-        self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
-                        TMPDIR=self.workdir)
-        if not any((verify := r.get("verify")) and verify["device"] in (None, "gpu") for r in requests):
-            self.env["CUDA_VISIBLE_DEVICES"] = ""  # trace what a CPU builds: Keras builds cuDNN ops where it sees a GPU
+        self.env = server_env(self.workdir, requests)
         self.pool = ServerPool("xlalint.backend.worker", preload, self.env, self.workdir, "tracing server", jobs,
                                max_memory_mb, lambda: self.failure)
 
@@ -125,11 +156,8 @@ class Tracing:
                     return
                 if server is None or not server.alive:
                     server = self.pool.server()
-                result, ended = _check(server, self.workdir, request, number, self.timeout, self.progress)
-                if result.get("zeros_from") and not ended and not request.get("first_step"):
-                    server = server if server.alive else self.pool.server()  # the file again, with real values
-                    again, _ = _check(server, self.workdir, {**request, "first_step": True}, number, self.timeout, None)
-                    result = with_real_values(result, again)
+                result, ended, server = check_one(server, self.workdir, request, number, self.timeout, self.progress,
+                                                  self.pool.server)
                 if ended and number not in self.retried:  # it died since `alive`: another server checks it
                     self.retried.add(number)
                     self.todo.put((number, request))
