@@ -80,7 +80,7 @@ TOP = ({"xlalint", "tensorflow", "device", "entries", "findings", "errors"},
        {"interrupted", "coverage", "baseline"})
 ENTRY = ({"path", "name", "line", "verdict", "error", "verify", "autocluster"},
          {"jit_compile", "ops", "xla_off", "keras_refuses_jit", "cell", "xla_mode", "xla_mode_source",
-          "xla_mode_note"})
+          "xla_mode_note", "variable_devices"})
 FINDING = ({"code", "name", "severity", "message", "hint", "path", "line", "col", "entry", "op_type", "op_name",
             "fix"}, {"entries", "fingerprint", "related", "cell"})
 

@@ -82,10 +82,20 @@ def _main_block_reach(source: str) -> set[str]:
     return used | (functions if used & functions else set())
 
 
+def _module_level_statements(body: list[ast.stmt]):
+    """The statements that run at module level, those inside a ``with`` block too (``with strategy.scope():``)."""
+    for node in body:
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            yield from _module_level_statements(node.body)
+        else:
+            yield node
+
+
 def _module_level_lines(source: str) -> dict[str, int]:
-    """Line of each module-level def, class or assignment (``def`` line, not decorator)."""
+    """Line of each module-level def, class or assignment (``def`` line, not decorator), also inside a
+    module-level ``with`` block."""
     lines: dict[str, int] = {}
-    for node in ast.parse(source).body:
+    for node in _module_level_statements(ast.parse(source).body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             lines[node.name] = node.lineno
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):

@@ -8,6 +8,7 @@ from xlalint.backend.discover import Candidate
 from xlalint.backend.graph_export import export_graph
 from xlalint.backend.keras_jit import layers_without_jit
 from xlalint.backend.trace_errors import tracing_failure
+from xlalint.backend.variable_devices import captured_devices, model_devices, record_devices
 from xlalint.core.wire import EntryRecord, VerifyRequest, entry_record
 
 
@@ -26,6 +27,9 @@ def traced_entry(candidate: Candidate, recorder, trace: bool = True,
             traced = time.perf_counter()
             entry["graph"] = export_graph(concrete, num_args, recorder.layer_of)
             entry["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
+            # Keras' fit runs its step through the model's strategy.run: it reaches every copy of its variables
+            record_devices(entry, model_devices(candidate.model) if candidate.kind == "keras-fit"
+                           else captured_devices(concrete))
         except Exception as error:  # tracing runs user code; report, never crash
             entry["error"] = tracing_failure(candidate.name, candidate.signature, error)
         if entry["graph"] is not None and verify:

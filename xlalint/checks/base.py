@@ -87,6 +87,7 @@ class EntryContext:
     graph: OpGraph
     path: str  # the file the entry was found in, as read
     findings: tuple[Finding, ...]
+    jit_compile: bool | None = None  # it runs under jit_compile on the target device (a Keras model: Keras decides)
 
     @property
     def blocked(self) -> bool:
@@ -208,7 +209,8 @@ def value_origin(value) -> tuple[tuple[str, str], ...]:
 def keras_decision_hit(code: str, message: str, hints: dict, decided: dict) -> Hit:
     """Keras' jit decision (XLA302/XLA303): one hit per model, at the line that built the deciding layer, else at its ``compile`` call."""
     layer, compiled = decided["layer"], decided["compile"]
-    reason = "layer" if layer else "auto" if "'auto'" in decided["reason"] else "other"
+    reason = ("layer" if layer else "strategy" if "distribution strategy" in decided["reason"]
+              else "auto" if "'auto'" in decided["reason"] else "other")
     site: tuple[str, int] | None = None
     api: str | None = None
     if layer and layer["file"]:

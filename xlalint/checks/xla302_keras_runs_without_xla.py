@@ -7,6 +7,8 @@ from xlalint.checks.base import Context, Rule, keras_decision_hit as decision_hi
 _HINTS = {
     "auto": "jit_compile='auto' turns XLA on only on a GPU machine: pass jit_compile=True to compile it on "
             "this device too, and compare with `xlalint --verify`.",
+    "strategy": "Keep it off while the model's variables sit on several devices: jit_compile=True would fail there "
+                "(XLA305). Compile one replica's computation with jit_compile=True instead, if you want XLA.",
     "layer": "Apply the layer in the input pipeline (`dataset.map(layer)`) so that the model itself can be "
              "compiled with XLA.",
     "other": "Pass jit_compile=True to Model.compile if you want XLA, and compare with `xlalint --verify`.",

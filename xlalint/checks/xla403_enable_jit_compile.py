@@ -5,8 +5,8 @@ error-severity finding of any rule (whatever ``--select`` shows), whose variable
 lift out of it (``xlalint run`` sees that; XLA304), and that ``--verify`` did not
 see fail or return other values under XLA. The fix (unsafe: XLA changes numerics slightly) adds
 ``jit_compile=True`` to the ``tf.function`` decorator of the ``def`` at the line. Not offered where
-``xlalint run`` saw the function read variables on several devices (a distribution strategy's
-replicas): one XLA cluster runs on one device and cannot reach the others' variables.
+the trace saw the function read variables on several devices (a distribution strategy's replicas,
+XLA305): one XLA cluster runs on one device and cannot reach the others' variables.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from xlalint.source.index import Index
 def check_entry(entry: EntryContext):
     """The question users forget to ask is whether XLA is on at all."""
     record = entry.record
-    if record.get("resource_devices"):  # xlalint run: a distribution strategy's variables
+    if record.get("resource_devices"):  # a distribution strategy's variables (XLA305)
         return
     verify = record.get("verify")
     if record["kind"] != "tf.function" or record.get("jit_compile") is True or entry.blocked or record.get(

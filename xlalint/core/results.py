@@ -137,6 +137,8 @@ class Entry:
     xla_mode: str | None = None
     xla_mode_source: str | None = None
     xla_mode_note: str | None = None
+    # the devices of the variables it reads, where several (a distribution strategy's copies): XLA305
+    variable_devices: list[str] | None = None
 
     @property
     def where(self) -> str:

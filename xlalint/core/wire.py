@@ -92,7 +92,7 @@ class EntryRecord(TypedDict, total=False):
     keras: dict  # a compiled Keras model: {"requested", "devices": {device: {"jit", "reason", "layer"}}}
     verify: VerifyRecord
     timing: dict  # {"trace_s", "export_s"}
-    resource_devices: list[str]  # xlalint run: the devices of the variables it reads, where more than one
+    resource_devices: list[str]  # the devices of the variables it reads, where more than one (XLA305)
     seen_mode: Any  # xlalint run: auto-clustering as the run showed it (autocluster.program.Seen)
     covers: list[EntryRecord]  # discovered models its trace called, checked as part of it (not traced on their own)
 

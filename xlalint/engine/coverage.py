@@ -34,8 +34,14 @@ def turned_on_at(report: Report) -> list[str]:
         e.xla_mode_source for e in report.entries if e.xla_mode == AUTO_CLUSTERING and e.xla_mode_source))
 
 
+def is_ready(entry: Entry, keras_off: set) -> bool:
+    """No blocker, Keras would keep jit_compile=True (``keras_off``: ``framework_off``), and one XLA cluster can
+    reach its variables (a distribution strategy's copies on several devices: XLA305)."""
+    return entry.verdict == "compatible" and (entry.path, entry.name) not in keras_off and not entry.variable_devices
+
+
 def _entry(entry: Entry, keras_off: set) -> dict:
-    ready = entry.verdict == "compatible" and (entry.path, entry.name) not in keras_off
+    ready = is_ready(entry, keras_off)
     xla = "jit_compile" if entry.jit_compile else "auto-clustering" if entry.xla_mode == AUTO_CLUSTERING else None
     under = 0
     if entry.ops is not None:

@@ -54,7 +54,7 @@ def entry_findings(raw: EntryRecord, file: CheckedFile, support, options: Option
         findings = [f for f in findings if RULES[f.code].said_when_off]
     if raw.get("jit_compile") is True:
         findings = _with_split_suggestion(findings, file, raw["line"])
-    entry = EntryContext(raw, graph, file.path, tuple(findings))
+    entry = EntryContext(raw, graph, file.path, tuple(findings), facts.jit_compile)
     return findings + [f for check in hooks("check_entry") for f in check(entry)]
 
 

@@ -26,11 +26,13 @@ class EntryFacts:
     keras: dict[str, Any] | None
     jit_compile: bool | None  # whether it runs under jit_compile: Keras' decision for a model, else its tf.function's
     xla_off: str | None  # why Keras runs its model without XLA
+    variable_devices: list[str] | None = None  # the devices of the variables it reads, where several (XLA305)
 
     def fields(self) -> dict:
         """Its report row's XLA fields (``core.results.Entry``)."""
         return {"jit_compile": self.jit_compile, "xla_off": self.xla_off,
-                "keras_refuses_jit": self.keras is not None and not self.keras["supported"], **self.mode.fields()}
+                "keras_refuses_jit": self.keras is not None and not self.keras["supported"],
+                "variable_devices": self.variable_devices, **self.mode.fields()}
 
     def for_rules(self, options: Options) -> Options:
         """The options its rules see: its mode as the program runs it (their fixes follow it)."""
@@ -43,7 +45,8 @@ def entry_facts(raw: EntryRecord, path: str, options: Options) -> EntryFacts:
     keras = _decision(raw, options.device)
     jit = keras["jit"] if keras is not None else raw.get("jit_compile")
     return EntryFacts(entry_mode(path, jit, options.mode, options.device, raw.get("seen_mode")), keras, jit,
-                      keras["reason"] if keras is not None and not keras["jit"] else None)
+                      keras["reason"] if keras is not None and not keras["jit"] else None,
+                      raw.get("resource_devices"))
 
 
 def _decision(raw: EntryRecord, device: str) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 from xlalint.autocluster.judge import share_text
 from xlalint.ci.baseline import summary_lines as baseline_lines
-from xlalint.engine.coverage import framework_off, summary_lines as coverage_lines
+from xlalint.engine.coverage import framework_off, is_ready, summary_lines as coverage_lines
 from xlalint.core.results import Report, place
 
 COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
@@ -140,8 +140,7 @@ def _summary(report: Report) -> list[str]:
         + (f", {notices} without entry points" if (notices := sum(e.notice for e in report.errors)) else "")
     ]
     keras_off = framework_off(report)  # Keras keeps XLA off
-    ready = [f"{e.path}::{e.name}" for e in report.entries
-             if e.verdict == "compatible" and e.jit_compile is not True and (e.path, e.name) not in keras_off]
+    ready = [f"{e.path}::{e.name}" for e in report.entries if e.jit_compile is not True and is_ready(e, keras_off)]
     lines += coverage_lines(report)
     if ready:
         lines.append("ready for jit_compile=True: " + ", ".join(ready))

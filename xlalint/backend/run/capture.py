@@ -45,6 +45,7 @@ from xlalint.backend.one_trace import keras_variables_made_eagerly
 from xlalint.backend.run.guard import RunStop, user_site
 from xlalint.backend.run.loops import leave_loop
 from xlalint.backend.trace_errors import tracing_failure
+from xlalint.backend.variable_devices import captured_devices, record_devices
 from xlalint.autocluster.program import AUTO_JIT, CPU_GLOBAL_JIT
 from xlalint.core.wire import AutoJit, CapturedRecord, entry_record
 
@@ -301,9 +302,7 @@ class Capture:
         specs = [s for s in tf.nest.flatten(concrete.structured_input_signature, expand_composites=True)
                  if isinstance(s, tf.TensorSpec)]
         record["signature"] = [spec_json(s) for s in specs]
-        devices = sorted({t.device for t in concrete.captured_inputs if t.dtype == tf.resource and t.device})
-        if len(devices) > 1:  # a distribution strategy's variables: one XLA cluster cannot reach them all
-            record["resource_devices"] = devices
+        record_devices(record, captured_devices(concrete))
         traced = time.perf_counter()
         record["graph"] = export_graph(concrete, len(specs), self.recorder.layer_of)
         record["timing"] = {"trace_s": traced - started, "export_s": time.perf_counter() - traced}
