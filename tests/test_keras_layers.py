@@ -46,15 +46,16 @@ def _found(report: dict) -> list[tuple[str, int, str]]:
 def test_gpu_prediction_for_recurrent_layers():
     report, code = run_json(str(FIXTURE), "--device", "gpu", "--no-cache")
     assert code == 1
-    assert _found(report) == sorted([  # `tag` calls `tagger`: the model is checked in it, its XLA301 kept
-        ("XLA001", LSTM_LINE, "tag"), ("XLA301", LSTM_LINE, "tagger"),
-        ("XLA001", BIDIRECTIONAL_LINE, "reader"), ("XLA301", BIDIRECTIONAL_LINE, "reader"),
+    # `tag` calls `tagger` under its own jit_compile=True: the model is checked in it, its XLA301 kept; `reader`'s
+    # cuDNN op is no error: Keras runs that model without XLA (its own entry: no XLA error, its decision said)
+    assert _found(report) == sorted([
+        ("XLA001", LSTM_LINE, "tag"), ("XLA301", LSTM_LINE, "tagger"), ("XLA301", BIDIRECTIONAL_LINE, "reader"),
         ("XLA301", DROPOUT_LINE, "summarizer")])
-    both = [f["message"] for f in report["findings"] if f["line"] == BIDIRECTIONAL_LINE]
-    assert len(both) == 2 and all("layers `backward_lstm_1` and `forward_lstm_1`" in m for m in both)  # one decision
+    [both] = [f["message"] for f in report["findings"] if f["line"] == BIDIRECTIONAL_LINE]
+    assert "layers `backward_lstm_1` and `forward_lstm_1`" in both  # one decision
     verdicts = {e["name"]: e["verdict"] for e in report["entries"]}
     assert verdicts == {"tag": "incompatible", "scorer": "compatible",
-                        "reader": "incompatible", "summarizer": "compatible"}
+                        "reader": "compatible", "summarizer": "compatible"}
     ready = next(line for line in run_xlalint(str(FIXTURE), "--device", "gpu").stdout.splitlines()
                  if line.startswith("ready for jit_compile=True"))
     assert "::scorer" in ready and "::summarizer" not in ready  # compatible, but Keras keeps XLA off

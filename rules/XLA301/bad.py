@@ -11,6 +11,6 @@ augmented_classifier = keras.Model(images, keras.layers.Dense(10)(features))
 
 def build_model():
     words = keras.Input((4,), dtype="string")
-    ids = keras.layers.StringLookup(vocabulary=["a", "b", "c"])(words)  # expect: XLA001, XLA301
+    ids = keras.layers.StringLookup(vocabulary=["a", "b", "c"])(words)  # expect: XLA301
     vectors = keras.layers.Embedding(8, 4)(ids)
     return keras.Model(words, keras.layers.Dense(1)(keras.layers.Flatten()(vectors)))

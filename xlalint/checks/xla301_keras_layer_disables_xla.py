@@ -30,4 +30,4 @@ def check(graph: OpGraph, ctx: Context):
 
 RULE = Rule("XLA301", "keras-layer-disables-xla", "warning",
             "A Keras layer makes Keras train and run the whole model without XLA.", check=check,
-            disables_xla=True)
+            disables_xla=True, said_when_off=True)

@@ -44,9 +44,18 @@ def entry_facts(raw: EntryRecord, path: str, options: Options) -> EntryFacts:
     the program's files show it, or its run: ``xlalint run``)."""
     keras = _decision(raw, options.device)
     jit = keras["jit"] if keras is not None else raw.get("jit_compile")
-    return EntryFacts(entry_mode(path, jit, options.mode, options.device, raw.get("seen_mode")), keras, jit,
-                      keras["reason"] if keras is not None and not keras["jit"] else None,
+    off = (keras["reason"] if not keras["jit"] else None) if keras is not None else _layer_off(raw, options.device)
+    return EntryFacts(entry_mode(path, jit, options.mode, options.device, raw.get("seen_mode")), keras, jit, off,
                       raw.get("resource_devices"))
+
+
+def _layer_off(raw: EntryRecord, device: str) -> str | None:
+    """Why Keras runs a model the file does not compile without XLA on ``device``: a layer of it that does not
+    support XLA there (XLA301). Keras resolves an uncompiled model's ``jit_compile`` as ``"auto"`` when it first
+    predicts or evaluates, and ``model_supports_jit`` says no for the whole model."""
+    layer = next((layer for layer in raw.get("keras_layers", ()) if device in layer["devices"]), None)
+    return None if layer is None else (f"Keras keeps XLA off: its layer `{layer['name']}` ({layer['class']}) "
+                                       "does not support XLA")
 
 
 def _decision(raw: EntryRecord, device: str) -> dict[str, Any] | None:

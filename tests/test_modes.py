@@ -1,10 +1,12 @@
-"""XLA305 in both modes: a compiled function or Keras step over a distribution strategy's variables.
+"""What holds in both modes, the check command and ``xlalint run``, against the scripts of tests/data/modes/ run
+for real (``run_truth.py``: XLA compiles, counting the executables it builds).
 
-The scripts of tests/data/strategy/ make a ``MirroredStrategy`` over two virtual CPUs at module level. Each
-runs for real (``run_truth.py``: XLA compiles, TensorFlow refuses the bad ones at their first step); the
-check command sees the strategy and its variables at import (a ``tf.function`` with a signature, a model
-made in a module-level ``with strategy.scope():`` or by a builder), and ``xlalint run`` sees them at the
-first call. Both report XLA305 at the marked lines, and nothing where the script runs.
+- XLA305: the scripts that make a ``MirroredStrategy`` over two virtual CPUs at module level. TensorFlow refuses
+  the compiled ones at their first step; the check command sees the strategy and its variables at import (a
+  ``tf.function`` with a signature, a model made in a module-level ``with strategy.scope():`` or by a builder),
+  ``xlalint run`` at the first call. Both report XLA305 at the marked lines, and nothing where the script runs.
+- Keras' decision before the ops: a model Keras keeps off XLA (a ``TextVectorization`` input) trains without
+  XLA, and no entry of its own gets an XLA error.
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ import subprocess
 import sys
 
 import pytest
+import tensorflow as tf
 
-from helpers import REPO, TESTS, repo_env
+import groundtruth as gt
+from helpers import TESTS, repo_env
 from marks import expected
 
 pytestmark = pytest.mark.tf  # runs the scripts, for real and under xlalint
 
-SCENARIOS = TESTS / "data" / "strategy"
+SCENARIOS = TESTS / "data" / "modes"
 NAMES = sorted(p.stem for p in SCENARIOS.glob("*.py"))
 
 
 def _xlalint(folder, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "xlalint", *args, "--format", "json", "--device", "cpu"],
+    return subprocess.Popen([sys.executable, "-m", "xlalint", *args, "--format", "json", "--device", "gpu"],
                             cwd=folder, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=repo_env())
 
 
@@ -41,7 +45,7 @@ def runs(tmp_path_factory):
         f"[tool.xlalint]\nrun = {json.dumps([f'{name}.py' for name in NAMES])}\n")
     truth_file = folders["truth"] / "truth.json"
     started = [subprocess.Popen([sys.executable, str(TESTS / "run_truth.py"), str(truth_file), str(folders["truth"]),
-                                 *NAMES], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=repo_env()),
+                                 "--builds", *NAMES], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=repo_env()),
                _xlalint(folders["check"], ".", "--no-cache"), _xlalint(folders["run"], "run")]
     try:
         reports = []
@@ -78,3 +82,24 @@ def test_a_step_over_the_strategys_devices_is_not_offered_jit_compile(runs):
                 for row in file["by_entry"]]
         assert rows and not [row for row in rows if row["ready"]], rows
         assert not [f for f in report["findings"] if f["code"] == "XLA403"]
+
+
+def test_a_model_keras_keeps_off_xla_trains_and_its_entries_get_no_xla_error(runs, monkeypatch):
+    """Keras resolves the text model's jit_compile="auto" to False on a GPU machine (its TextVectorization does
+    not support XLA) and the script trains without building an XLA executable: its forward pass (the check
+    command) and Keras' steps (``xlalint run``) get no XLA error, and the decision is said at the layer."""
+    truth = runs[0]["text_model"]
+    assert truth["ok"] and truth["xla_builds"] == 0, truth
+    model = gt.load_module(SCENARIOS / "text_model.py").model
+    gpu, listed = tf.config.PhysicalDevice("/physical_device:GPU:0", "GPU"), tf.config.list_physical_devices
+    monkeypatch.setattr(tf.config, "list_physical_devices",
+                        lambda kind=None: listed(kind) + ([gpu] if kind in (None, "GPU") else []))
+    assert model._resolve_auto_jit_compile() is False  # noqa: SLF001 - Keras' own resolution of "auto"
+    layer_line = next(n for n, line in enumerate((SCENARIOS / "text_model.py").read_text().splitlines(), 1)
+                      if "TextVectorization(" in line)
+    for report, code in ((runs[1], "XLA301"), (runs[2], "XLA302")):
+        entries = [e for e in report["entries"] if e["path"] == "text_model.py"]
+        assert entries and {e["verdict"] for e in entries} == {"compatible"}, entries
+        assert all("text_vectorization" in (e["xla_off"] or "") for e in entries), entries
+        findings = [(f["code"], f["line"]) for f in report["findings"] if f["path"] == "text_model.py"]
+        assert findings == [(code, layer_line)], findings
