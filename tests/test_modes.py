@@ -7,6 +7,9 @@ for real (``run_truth.py``: XLA compiles, counting the executables it builds).
   ``xlalint run`` at the first call. Both report XLA305 at the marked lines, and nothing where the script runs.
 - Keras' decision before the ops: a model Keras keeps off XLA (a ``TextVectorization`` input) trains without
   XLA, and no entry of its own gets an XLA error.
+- Wrappers: ``tf.function(model)``, ``tf.function(layer)`` and ``tf.function(callable_object)`` with
+  ``jit_compile=True`` fail in the compiler; ``xlalint run`` captures each at its first call and names the
+  failing op with the compiler's line, and the check command traces a module-level ``tf.function(model)``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ pytestmark = pytest.mark.tf  # runs the scripts, for real and under xlalint
 
 SCENARIOS = TESTS / "data" / "modes"
 NAMES = sorted(p.stem for p in SCENARIOS.glob("*.py"))
+WRAPPERS = [name for name in NAMES if name.startswith("wrap_")]
+CHECKED_AT_IMPORT = {"wrap_model"}  # its tf.function(model) is made at module level: the check command traces it
 
 
 def _xlalint(folder, *args: str) -> subprocess.Popen:
@@ -61,7 +66,7 @@ def runs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("mode", ["check", "run"])
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [name for name in NAMES if name not in WRAPPERS])
 def test_each_mode_gives_the_compilers_verdict_at_the_marked_line(runs, mode, name):
     truth, report = runs[0][name], runs[1 if mode == "check" else 2]
     marks = {line for code, line in expected(SCENARIOS / f"{name}.py") if code == "XLA305"}
@@ -103,3 +108,16 @@ def test_a_model_keras_keeps_off_xla_trains_and_its_entries_get_no_xla_error(run
         assert all("text_vectorization" in (e["xla_off"] or "") for e in entries), entries
         findings = [(f["code"], f["line"]) for f in report["findings"] if f["path"] == "text_model.py"]
         assert findings == [(code, layer_line)], findings
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
+def test_a_tf_function_of_an_object_is_captured_and_its_failing_op_named_with_the_compilers_line(runs, name):
+    truth = runs[0][name]
+    assert not truth["ok"] and truth["op"] and truth["compiler_file"] == f"{name}.py", truth
+    for report in [runs[2]] + ([runs[1]] if name in CHECKED_AT_IMPORT else []):
+        [entry] = [e for e in report["entries"] if e["path"] == f"{name}.py"]
+        assert (entry["verdict"], entry["jit_compile"]) == ("incompatible", True), entry
+        errors = [f for f in report["findings"] if f["path"] == f"{name}.py" and f["severity"] == "error"]
+        assert [f["op_type"] for f in errors] == [truth["op"]], errors
+    [error] = [f for f in runs[2]["findings"] if f["path"] == f"{name}.py" and f["severity"] == "error"]
+    assert truth["compiler_line"] in [error["line"], *(r["line"] for r in error["related"])], (error, truth)

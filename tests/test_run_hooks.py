@@ -173,6 +173,24 @@ def test_functions_made_and_variables_of_a_first_trace_are_seen(supported):
                for f in frames)
 
 
+def test_a_tf_function_the_users_line_makes_is_told_from_one_a_library_makes(supported):
+    """``tf.function(layer)`` called on a line of the user's (this file) runs TensorFlow's function API between
+    that line and the new object; Keras making its train function does not."""
+    from xlalint.backend.run.guard import user_site
+
+    callees = []
+    undo = run_hooks.on_function_made(lambda function: callees.append(user_site(1)[1]))
+    try:
+        tf.function(keras.layers.Dense(2), jit_compile=True)
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+        model.make_train_function()
+    finally:
+        undo()
+    assert len(callees) >= 2 and run_hooks.is_tf_function_api(callees[0]), callees
+    assert not [callee for callee in callees[1:] if run_hooks.is_tf_function_api(callee)], callees
+
+
 def test_dataset_batches_and_their_loops_are_seen(supported):
     batches, loops = [], []
     undos = [run_hooks.on_dataset_batch(lambda *seen: batches.append(seen[2:4])),

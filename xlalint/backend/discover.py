@@ -3,8 +3,9 @@
 An entry is a module-level ``tf.function`` with an ``input_signature``, a
 ``tf.function`` method (with signature) of a module-level ``tf.Module`` or Keras
 object, a module-level Keras model (Keras 3, tf-keras, transformers TF models), a
-zero-argument function that builds one, or anything named on the command line
-together with specs. A ``tf.function`` without a signature that a traced entry
+zero-argument function that builds one, a module-level ``tf.function(model)``
+without signature (traced on the model's inputs), or anything named on the command
+line together with specs. A ``tf.function`` without a signature that a traced entry
 calls is part of that entry, not an entry of its own.
 """
 
@@ -242,6 +243,15 @@ def model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Ca
                      specs=tf.nest.flatten(structure), model=keras3, inputs=structure)
 
 
+def _model_wrapper_candidate(name: str, function, model, line: int) -> Candidate:
+    """``NAME = tf.function(model, jit_compile=...)``: the model's forward pass on its own inputs, under the
+    wrapper's ``jit_compile`` (Keras decides nothing for it: no layers of its own to report)."""
+    candidate = model_candidate(name, model, line, None)
+    candidate.kind, candidate.model, candidate.inputs = "model-wrapper", None, None
+    candidate.jit_compile = getattr(function, "_jit_compile", None)
+    return candidate
+
+
 def _method_candidates(name: str, obj, line: int) -> list[Candidate]:
     found = []
     for attr in sorted(vars(type(obj))):
@@ -322,7 +332,10 @@ def _discovered(module, lines: dict[str, int], skip: set[str], from_main: set[st
         obj = getattr(module, name, None)
         if obj is None or inspect.ismodule(obj) or inspect.isclass(obj):
             continue
-        if _is_tf_function(obj):
+        wrapped = getattr(obj, "python_function", None) if _is_tf_function(obj) else None
+        if isinstance(wrapped, models) and getattr(obj, "input_signature", None) is None:
+            found.append(_model_wrapper_candidate(name, obj, wrapped, line))
+        elif _is_tf_function(obj):
             candidate = function_candidate(name, obj, line, None, name in from_main)
             if not candidate.traceable:
                 candidate.helper = getattr(obj, "name", None) or name

@@ -141,7 +141,7 @@ def _trace_entries(module, source: str, request: Request, recorder, capture) -> 
     def captured_already(candidate) -> bool:
         if candidate.kind == "keras-fit":
             return capture.captured(candidate.model)
-        return candidate.kind in ("tf.function", "function") and candidate.line in lines
+        return candidate.kind in ("tf.function", "function", "model-wrapper") and candidate.line in lines
 
     candidates = [c for c in with_train_steps(discover(module, source, targets, request["discover"]),
                                               recorder.site_of, recorder.compiled) if not captured_already(c)]

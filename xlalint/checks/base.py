@@ -39,7 +39,7 @@ class Context:
     device: str
     entry: str
     signature: tuple = ()  # ({"dtype", "shape"}, ...) of the entry's arguments
-    kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "keras-fit" | ...
+    kind: str = "function"  # "function" | "tf.function" | "keras-model" | "keras-builder" | "keras-fit" | "model-wrapper"...
     keras_layers: tuple = ()  # layers Keras runs without XLA: ({"name", "class", "file", "line", "devices"}, ...)
     mode: str = "jit"  # "autocluster": TensorFlow's auto-clustering decides what compiles
     keras: dict | None = None  # a compiled Keras model's decision on this device (xlalint.engine.keras_decision)

@@ -83,7 +83,9 @@ class VerifyRecord(TypedDict):
 class EntryRecord(TypedDict, total=False):
     name: str
     line: int
-    kind: str  # "function" | "tf.function" | "keras-model" | "keras-builder" | "keras-fit" | "saved-model-signature"
+    # "function" | "tf.function" | "keras-model" | "keras-builder" | "keras-fit" | "saved-model-signature" |
+    # "model-wrapper" (``tf.function(model)`` at module level, traced on the model's inputs)
+    kind: str
     jit_compile: bool | None
     error: str | None  # why it was not traced
     graph: Graph | None

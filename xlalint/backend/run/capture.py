@@ -6,7 +6,9 @@ make), its graph exported, and the call answered with zeros of the outputs' stru
 and shapes: nothing is compiled and nothing trains (with ``first_step``: by the call itself, run
 eagerly, without XLA). A ``jit_compile`` function called inside the trace of one without it (the
 step a distribution strategy's ``strategy.run`` calls per replica, say) is compiled on its own by
-the real program: it is captured too, from that trace. A ``for`` loop over a dataset (a distributed
+the real program: it is captured too, from that trace. A ``tf.function`` the user's line makes of an object (a
+Keras model or layer, an instance with ``__call__``) is the user's too, keyed by the object's own ``call``/``__call__``
+where the user wrote it, else by the line that made it. A ``for`` loop over a dataset (a distributed
 one too) ends once the captured calls since its last element traced nothing new: one more element
 after a new trace, so that a step a value from the loop makes trace again is seen retracing (up to
 ``HELD_TRACES``); the calls of that element do not count as calls that traced nothing. Once the functions
@@ -33,6 +35,7 @@ import time
 import weakref
 from typing import Any
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -59,6 +62,12 @@ def _code_of(function):
 def _display_name(python) -> str:
     """``train_step`` for a function nested in ``main()``, ``Trainer.step`` for a method."""
     return getattr(python, "__qualname__", getattr(python, "__name__", "function")).split(".<locals>.")[-1]
+
+
+def _where(python, source: str) -> dict:
+    """Where a captured function of the user's is reported: its ``def``."""
+    return {"path": os.path.realpath(source), "line": def_line(python, 1), "name": _display_name(python),
+            "kind": "tf.function"}
 
 
 HELD_TRACES = 3  # a function traced this often retraces: its further new signatures do not hold the run
@@ -127,6 +136,7 @@ class Capture:
         self.batches = Batches()
         self._objects: dict = {}  # key -> WeakSet of the tf.function objects called for it
         self._made_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tf.function -> user frame
+        self._made_by_user: weakref.WeakSet = weakref.WeakSet()  # the tf.functions the user's code made itself
         self._variables: list[tuple] = []  # (user line, initial value's name) of each variable made in a first trace
         self._running = False  # a first step is running: calls inside it are its own
         self.records: list[CapturedRecord] = []
@@ -163,6 +173,8 @@ class Capture:
         site = user_site(1)
         if site:
             self._made_at[function] = [os.path.realpath(site[0][0]), *site[0][1:]]
+            if run_hooks.is_tf_function_api(site[1]):  # tf.function(...) called by the user's line itself
+                self._made_by_user.add(function)
 
     def _on_variable(self, frames, initial_value) -> None:
         if not self.active:
@@ -174,17 +186,39 @@ class Capture:
     def _on_call(self, function, original, args, kwargs):
         if self._running or not self.active:  # inside a first step: part of its caller
             return original(function, *args, **kwargs)
-        python = _code_of(run_hooks.cloned_from(function) or function)  # strategy.run(f): f's clone is f's
-        source = inspect.getsourcefile(python) if inspect.isfunction(python) else None
-        if not source or not is_user_file(source):  # a library's own tf.function: let it run
+        found = self._users(function)
+        if found is None:  # a library's own tf.function: let it run
             return original(function, *args, **kwargs)
-        where = {"path": os.path.realpath(source), "line": def_line(python, 1),
-                 "name": _display_name(python), "kind": "tf.function"}
+        key, where, counted = found
         if not tf.executing_eagerly():
-            return self._inside_trace(function, original, args, kwargs, python.__code__, where)
+            return self._inside_trace(function, original, args, kwargs, key, where)
+        return self.call(function, args, kwargs, key, where, lambda: original(function, *args, **kwargs), counted)
+
+    def _users(self, function) -> tuple[Any, dict, bool] | None:
+        """``(key, where, counted)`` of a ``tf.function`` of the user's, None for a library's: its code object and
+        ``def`` (``counted``: each new object of it is a new tf.function, not a method's copy per instance)."""
+        python = _code_of(run_hooks.cloned_from(function) or function)  # strategy.run(f): f's clone is f's
+        if not inspect.isfunction(python):
+            return self._wrapper(function, python)
+        source = inspect.getsourcefile(python)
+        if not source or not is_user_file(source):
+            return None
         method = inspect.ismethod(inspect.unwrap(run_hooks.python_function(function)))
-        return self.call(function, args, kwargs, python.__code__, where,
-                         lambda: original(function, *args, **kwargs), not method)
+        return python.__code__, _where(python, source), not method
+
+    def _wrapper(self, function, wrapped) -> tuple[Any, dict, bool] | None:
+        """A ``tf.function`` the user's code made of a callable object (``tf.function(model, jit_compile=True)``,
+        of a layer, of an instance with ``__call__``): at the ``def`` of the object's own ``call``/``__call__``
+        where the user wrote it, else (a Keras model of built-in layers) at the line that made the tf.function."""
+        made = self._made_at.get(function)
+        if function not in self._made_by_user or made is None:
+            return None
+        own = getattr(type(wrapped), "call" if isinstance(wrapped, keras.layers.Layer) else "__call__", None)
+        source = inspect.getsourcefile(own) if inspect.isfunction(own) else None
+        if own is not None and source and is_user_file(source):
+            return own.__code__, _where(own, source), True
+        return (made[0], made[1]), {"path": made[0], "line": made[1], "kind": "tf.function",
+                                    "name": f"tf.function({type(wrapped).__name__})"}, True
 
     def _inside_trace(self, function, original, args, kwargs, key, where: dict):
         """A call inside a trace is part of its caller's graph; a ``jit_compile`` function called inside

@@ -10,7 +10,8 @@ installed ones. Read from TensorFlow 2.21 and Keras 3.15:
   the plain Python function behind it.
 - ``iterator_ops.OwnedIterator.__next__``: the next element of a ``for x in dataset`` loop;
   ``input_lib.DistributedIteratorBase.__next__``: the same over ``experimental_distribute_dataset``.
-- ``Function.__init__``: where each ``tf.function`` object is made.
+- ``Function.__init__``: where each ``tf.function`` object is made; ``tf.function(...)`` called by
+  the user's line itself runs ``deprecation``'s wrappers and ``polymorphic_function.function`` in between.
 - ``mirrored_run.call_for_each_replica``: ``strategy.run(f)`` with a ``tf.function`` ``f`` runs a
   clone of ``f`` whose Python function (``wrapped_fn``) holds ``f`` in its closure.
 - ``polymorphic_function.UnliftedInitializerVariable.__init__``: each variable a ``tf.function``
@@ -43,7 +44,7 @@ from tensorflow.python.distribute import input_lib, mirrored_run
 from tensorflow.python.eager import lift_to_graph
 from tensorflow.python.eager.polymorphic_function import polymorphic_function
 from tensorflow.python.lib.io import file_io
-from tensorflow.python.util import tf_stack
+from tensorflow.python.util import deprecation, tf_stack
 
 SUPPORTED = (("2.21", "3.15"),)  # (TensorFlow, Keras) releases whose sources these hooks were read from
 FUNCTION = polymorphic_function.Function
@@ -53,6 +54,7 @@ LIFTED_VARIABLE = polymorphic_function.UnliftedInitializerVariable
 UNLIFTABLE = lift_to_graph.UnliftableError  # a variable's initial value depends on the function's arguments
 KERAS_TRAINER = keras_tf_trainer.TensorFlowTrainer
 FILE_IO = file_io._pywrap_file_io  # noqa: SLF001
+TF_FUNCTION_API = (f"{deprecation.__name__}.", f"{polymorphic_function.__name__}.")  # what tf.function(...) runs
 # C++ file calls that write, with how many of their leading arguments are paths
 FILE_WRITES = {"WritableFile": 1, "CreateDir": 1, "RecursivelyCreateDir": 1, "DeleteFile": 1,
                "RenameFile": 2, "CopyFile": 2, "DeleteRecursively": 1}
@@ -80,6 +82,12 @@ def cloned_from(function):
         return None
     return next((cell.cell_contents for cell in python.__closure__ or ()
                  if isinstance(cell.cell_contents, FUNCTION)), None)
+
+
+def is_tf_function_api(callee: str) -> bool:
+    """Whether ``callee`` (a frame's ``module.qualified_name``) is ``tf.function`` itself: the user's line that
+    called it made the ``tf.function`` (not a library's code it called)."""
+    return callee.startswith(TF_FUNCTION_API)
 
 
 def _wrap(owner, name: str, make):
