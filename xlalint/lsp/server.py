@@ -35,6 +35,7 @@ from xlalint.tracing.workers import Run, WorkerError
 from xlalint.version import VERSION
 
 CONFIG_FILE = "pyproject.toml"
+PROGRESS_WAIT_S = 2.0  # for the client to accept a progress token
 PYTHON_NOTEBOOKS = types.NotebookDocumentSyncOptions(
     [types.NotebookDocumentFilterWithCells([types.NotebookCellLanguage("python")], notebook="*")], save=True)
 
@@ -80,10 +81,12 @@ class XlalintServer(LanguageServer):
         return state
 
     def publish(self, buffer: Buffer, findings: list[Finding], errors: list[FileError], entries: list[Entry]) -> None:
+        """The buffer's diagnostics, each document's with the version checked (none has changed since)."""
         state = self.states[buffer.key]
         state.findings, state.entries = findings, entries
         for uri, found in diagnostics(buffer, findings, errors).items():
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found))
+            version = self.workspace.get_text_document(uri).version
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version))
 
     def options(self, buffer: Buffer):
         """The buffer's settings, or the error of its ``[tool.xlalint]``, published on it."""
@@ -173,9 +176,13 @@ class Progress:
     async def __aenter__(self) -> Progress:
         window = self.server.client_capabilities.window
         if window and window.work_done_progress:
-            self.token = f"xlalint-{next(self.server.tokens)}"
-            await self.server.work_done_progress.create_async(self.token)
-            self.server.work_done_progress.begin(self.token, types.WorkDoneProgressBegin("xlalint", message=self.message))
+            token = f"xlalint-{next(self.server.tokens)}"
+            try:
+                await asyncio.wait_for(self.server.work_done_progress.create_async(token), PROGRESS_WAIT_S)
+            except (asyncio.TimeoutError, JsonRpcException):
+                return self  # a client that does not answer gets no progress, and the trace goes on
+            self.token = token
+            self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin("xlalint", message=self.message))
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

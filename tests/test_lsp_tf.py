@@ -1,0 +1,164 @@
+"""``xlalint server`` on save: the full findings from its warm tracing server, over stdio with a real LSP client.
+
+One editor session for the module (TensorFlow imported once by its server): a save gets the compiler's
+answer at the compiler's line (the script also run for real, ``run_truth.py``), with ``$/progress``; a file
+that hangs at import reports its timeout and the server goes on; a newer save kills a stale trace; shutdown
+and exit leave no process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from helpers import REPO, alive, repo_env
+from lsp_client import TF_SERVER, WAIT_S, codes, diagnostics, open_file, save, start
+
+pytestmark = pytest.mark.tf  # the server traces with TensorFlow
+SCENARIO = REPO / "tests" / "data" / "check" / "loop_blocker.py"
+STATIC = "(static: by API name, not traced)"
+KILLED_WITHIN_S = 60  # a guard, far below the 20 minutes the hanging import would otherwise be given
+HANGS = '''import os
+import time
+
+import tensorflow as tf
+
+with open({marker!r}, "w") as note:
+    note.write(str(os.getpid()))
+time.sleep(600)
+
+
+@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
+def step(x):
+    return x * 2
+'''
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process started by ``pid``, and by those, now (Linux /proc)."""
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            children = {int(c) for c in task.read_text().split()}
+            todo += children - found
+            found |= children
+    return found
+
+
+async def eventually(condition) -> None:
+    """Wait until ``condition()`` holds, the client answering the server meanwhile."""
+    while not condition():
+        await asyncio.sleep(0.1)
+
+
+async def traced(client: LanguageClient, name: str) -> list:
+    """The progress reports of the trace of file ``name``, once it has ended."""
+
+    def ended() -> list:
+        return next((r for r in client.progress_reports.values()
+                     if r and name in (r[0].message or "") and r[-1].kind == "end"), [])
+
+    async def wait() -> list:
+        while not ended():
+            await client.wait_for_notification(types.PROGRESS)
+        return ended()
+
+    return await asyncio.wait_for(wait(), WAIT_S)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A project, a folder of it whose [tool.xlalint] gives a file 8 seconds, and one that gives it 20 minutes."""
+    root = tmp_path_factory.mktemp("project")
+    for folder, timeout in ((root, 60), (root / "slow", 8), (root / "patient", 1200)):
+        folder.mkdir(exist_ok=True)
+        (folder / "pyproject.toml").write_text(f"[tool.xlalint]\ndevice = \"cpu\"\ntimeout = {timeout}\n")
+    return root
+
+
+@pytest_lsp.fixture(config=TF_SERVER, scope="module")
+async def client(lsp_client: LanguageClient, project):
+    await start(lsp_client, project)
+    yield
+    if lsp_client._server.returncode is None:  # the last test ends the session itself
+        await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_save_gets_the_compilers_answer_at_its_line(client: LanguageClient, project, tmp_path):
+    shutil.copy(SCENARIO, tmp_path)
+    truth = subprocess.Popen([sys.executable, str(REPO / "tests" / "run_truth.py"), str(tmp_path / "truth.json"),
+                              str(tmp_path), SCENARIO.stem], env=repo_env(), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    path = project / SCENARIO.name
+    text = SCENARIO.read_text()
+    path.write_text(text)
+    uri = open_file(client, path)
+    static = await diagnostics(client, uri, bool)
+    assert all(STATIC in d.message for d in static if d.code == "XLA001")
+    save(client, path, text)
+    full = await diagnostics(client, uri, lambda d: any(x.code == "XLA001" and STATIC not in x.message for x in d))
+    truth.wait(timeout=600)
+    real = json.loads((tmp_path / "truth.json").read_text())[SCENARIO.stem]
+    assert not real["ok"] and real["op"] == "StringFormat"  # the compiler refuses tf.print there
+    assert ("XLA001", real["compiler_line"]) in codes(full)
+    blocker = next(d for d in full if d.code == "XLA001")
+    assert "PrintV2" in blocker.message and "StringFormat" not in blocker.message  # the traced op, not the API's
+    assert [r.kind for r in await traced(client, SCENARIO.name)] == ["begin", "end"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_file_that_hangs_at_import_reports_its_timeout_and_the_server_goes_on(client, project, tmp_path):
+    path = project / "slow" / "hangs.py"
+    text = HANGS.format(marker=str(tmp_path / "pid"))
+    path.write_text(text)
+    uri = open_file(client, path)
+    save(client, path, text)
+    await traced(client, "hangs.py")
+    [error] = await diagnostics(client, uri, lambda d: len(d) == 1 and d[0].code is None)
+    assert "budget" in error.message or "timed out" in error.message
+    assert not alive(int((tmp_path / "pid").read_text()))
+    clean = project / "slow" / "clean.py"
+    clean.write_text("import tensorflow as tf\n\n\n" + HANGS.split("\n\n\n")[1])
+    clean_uri = open_file(client, clean)
+    save(client, clean, clean.read_text())
+    await traced(client, "clean.py")
+    shown = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(clean_uri),
+                                                                     types.Position(4, 5)))
+    assert shown and "`step`: compatible" in shown.contents.value
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_newer_save_kills_the_stale_trace(client: LanguageClient, project, tmp_path):
+    path = project / "patient" / "edited.py"
+    hanging = HANGS.format(marker=str(tmp_path / "pid"))
+    path.write_text(hanging)
+    uri = open_file(client, path)
+    save(client, path, hanging)
+    await eventually(lambda: (tmp_path / "pid").exists() and (tmp_path / "pid").read_text())
+    stale = int((tmp_path / "pid").read_text())
+    fixed = SCENARIO.read_text()
+    save(client, path, fixed)  # the trace of the hanging version is stale now: killed, not waited for
+    await asyncio.wait_for(eventually(lambda: not alive(stale)), KILLED_WITHIN_S)
+    full = await diagnostics(client, uri, lambda d: any(x.code == "XLA001" and STATIC not in x.message for x in d))
+    assert not any(d.code is None for d in full)  # the stale trace is not reported
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_shutdown_and_exit_leave_no_process(client: LanguageClient):
+    server = client._server
+    started = descendants(server.pid)
+    assert started  # the warm tracing server
+    await client.shutdown_session()
+    assert server.returncode == 0
+    await asyncio.wait_for(eventually(lambda: not any(alive(pid) for pid in started)), 30)
