@@ -76,6 +76,7 @@ def write_repository(root: Path, count: int) -> None:
     folders = {name: root / name for name in ("utils", "ops", "models", "notebooks")}
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "generated"\nversion = "0.1"\n')  # the project's root
     plain, functions = count // 2, count // 4
     for index in range(plain):
         (folders["utils"] / f"helpers_{index:04d}.py").write_text(PLAIN.format(
