@@ -61,6 +61,8 @@ def _function_ranges(tree: ast.AST) -> dict[int, tuple[int, int]]:
 
 def parse(source: str) -> FileSuppressions:
     result = FileSuppressions()
+    if not COMMENT.search(source):  # most files have none: no need to tokenize them
+        return result
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
         ranges = _function_ranges(ast.parse(source))
