@@ -11,9 +11,11 @@ notification sent to the diagnostics published for it:
 - save: a small Keras file saved with a one-line edit each time (so no cached result answers it): the full
   findings, traced on the session's warm server; the first save, which starts that server (TensorFlow
   imported), is shown apart;
-- in the same run, ``xlalint --no-cache FILE`` of the same Keras file from the command line, cold.
+- in the same run, ``xlalint --no-cache FILE`` of the same Keras file from the command line, cold
+  (``XLALINT_NO_SERVER=1``) and on the session's server, alternately.
 
-Prints each figure (median, min, max) and the ratio of a warm save to the cold command.
+Prints each figure (median, min, max), the ratios to the cold command, and whether all commands printed the
+same report.
 """
 
 from __future__ import annotations
@@ -162,11 +164,13 @@ async def saves(session: Session, root: Path, count: int) -> tuple[float, list[f
     return times[0], times[1:]
 
 
-def cold(root: Path) -> float:
+def command(root: Path, shared: bool) -> tuple[float, bytes]:
+    """``xlalint --no-cache FILE`` of the Keras file: its wall time and output, on the session's server or cold."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), **({} if shared else {"XLALINT_NO_SERVER": "1"}))
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "xlalint", "--no-cache", "-q", "keras_model.py"], cwd=root,
-                   env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
-    return time.perf_counter() - start
+    done = subprocess.run([sys.executable, "-m", "xlalint", "--no-cache", "-q", "--format", "json", "keras_model.py"],
+                          cwd=root, env=env, capture_output=True)
+    return time.perf_counter() - start, done.stdout
 
 
 async def main(args) -> None:
@@ -178,14 +182,18 @@ async def main(args) -> None:
         try:
             changed = await changes(session, root, args.changes)
             first, saved = await saves(session, root, args.saves)
+            runs = [await asyncio.to_thread(command, root, shared) for _ in range(args.cold) for shared in (False, True)]
         finally:
             await session.stop()
-        colds = [cold(root) for _ in range(args.cold)]
+    colds, warms = [t for t, _ in runs[::2]], [t for t, _ in runs[1::2]]
     print(summary("change -> static diagnostics (1,000 lines)", changed))
     print(summary("first save -> full diagnostics (starts TF)", [first]))
     print(summary("save -> full diagnostics (warm server)", saved))
     print(summary("cold `xlalint --no-cache FILE`", colds))
+    print(summary("`xlalint --no-cache FILE` on the running server", warms))
     print(f"warm save / cold command: {statistics.median(saved) / statistics.median(colds):.2f}x")
+    print(f"command on the server / cold command: {statistics.median(warms) / statistics.median(colds):.2f}x; "
+          f"same output: {len({out for _, out in runs}) == 1}")
 
 
 if __name__ == "__main__":

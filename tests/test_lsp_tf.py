@@ -2,8 +2,8 @@
 
 One editor session for the module (TensorFlow imported once by its server): a save gets the compiler's
 answer at the compiler's line (the script also run for real, ``run_truth.py``), with ``$/progress``; a file
-that hangs at import reports its timeout and the server goes on; a newer save kills a stale trace; shutdown
-and exit leave no process behind.
+that hangs at import reports its timeout and the server goes on; a newer save kills a stale trace; the
+command line traces on the same server and answers as a cold run does; shutdown and exit leave no process behind.
 """
 
 from __future__ import annotations
@@ -152,6 +152,18 @@ async def test_a_newer_save_kills_the_stale_trace(client: LanguageClient, projec
     await asyncio.wait_for(eventually(lambda: not alive(stale)), KILLED_WITHIN_S)
     full = await diagnostics(client, uri, lambda d: any(x.code == "XLA001" and STATIC not in x.message for x in d))
     assert not any(d.code is None for d in full)  # the stale trace is not reported
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_command_line_traces_on_the_editors_server_with_the_cold_answer(client: LanguageClient, project):
+    shutil.copy(SCENARIO, project / "from_cli.py")
+    command = [sys.executable, "-m", "xlalint", "--no-cache", "--format", "json", "from_cli.py"]
+    warm, cold = [await asyncio.to_thread(subprocess.run, command, cwd=project, capture_output=True, timeout=600,
+                                          env=repo_env(env)) for env in ({}, {"XLALINT_NO_SERVER": "1"})]
+    assert b"tracing on the running xlalint server" in warm.stderr, warm.stderr
+    assert b"running xlalint server" not in cold.stderr
+    assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
+    assert json.loads(warm.stdout)["findings"]
 
 
 @pytest.mark.asyncio(loop_scope="module")

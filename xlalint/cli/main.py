@@ -201,11 +201,30 @@ def _check(paths: list[str], options: Options, static: bool) -> Report:
         return static_report(paths, options)
     from xlalint.engine.plan import plan_run
 
-    with plan_run(paths, options) as plan:
+    with plan_run(paths, options, _tracer(paths, options)) as plan:
         with interrupts_held():
             from xlalint.engine.analysis import analyze  # libcst, networkx, the rules: a second, while the servers start
 
         return analyze(plan, options)
+
+
+def _tracer(paths: list[str], options: Options):
+    """How the files are traced: on a running ``xlalint server``'s warm server for these paths where one answers
+    (``xlalint.tracing.shared``; not with --verify, whose devices a server chose when it started), else by
+    servers of this run's own."""
+    from xlalint.tracing.shared import SharedRun, find_shared
+    from xlalint.tracing.workers import start_worker
+
+    connection = None if options.verify else find_shared(paths)
+    if connection is None:
+        return start_worker
+    if options.progress:
+        print("xlalint: tracing on the running xlalint server (XLALINT_NO_SERVER=1: not)", file=sys.stderr)
+
+    def shared(requests, timeout, progress=None, jobs=1, max_memory_mb=0) -> SharedRun:
+        return SharedRun(connection, requests, timeout, progress, max_memory_mb)
+
+    return shared
 
 
 def _ops_main(argv: list[str]) -> int:

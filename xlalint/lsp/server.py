@@ -7,7 +7,8 @@
 - a newer change or save makes older work stale: its result is dropped, and a running trace is killed;
 - code actions (fixes as ``--fix`` makes them, "suppress on this line", fix all), hover (hint, XLA mode);
 - notebooks through notebook document sync, each diagnostic in its cell;
-- ``[tool.xlalint]`` read for every check, and open documents checked again when a pyproject.toml changes.
+- ``[tool.xlalint]`` read for every check, and open documents checked again when a pyproject.toml changes;
+- the warm server offered to ``xlalint FILE`` run on the workspace's files (``xlalint.tracing.shared``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from xlalint.lsp.diagnostics import diagnostics, line_range
 from xlalint.lsp.documents import Buffer
 from xlalint.lsp.hover import hover_text
 from xlalint.settings.config import ConfigError
+from xlalint.tracing.shared import SharedServer
 from xlalint.tracing.warm import WarmServer
 from xlalint.tracing.workers import Run, WorkerError
 from xlalint.version import VERSION
@@ -56,8 +58,15 @@ class XlalintServer(LanguageServer):
         super().__init__("xlalint", VERSION, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=PYTHON_NOTEBOOKS)
         self.warm = WarmServer()
+        self.shared: SharedServer | None = None
         self.states: dict[str, State] = {}
         self.tokens = itertools.count(1)
+
+    def close(self) -> None:
+        """The session's end: no more command-line checks, the warm server and its child gone."""
+        if self.shared is not None:
+            self.shared.close()
+        self.warm.close()
 
     def buffer(self, key: str) -> Buffer | None:
         """The open Python file or notebook of a document or notebook URI (a cell's URI gives its notebook)."""
@@ -199,6 +208,8 @@ def make_server() -> XlalintServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: XlalintServer, params: types.InitializedParams) -> None:
+        ls.shared = SharedServer(ls.warm, ls.workspace.root_path or os.getcwd())
+        ls.shared.open()  # the command line's checks of this workspace trace on the warm server too
         watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
         if watched and watched.dynamic_registration:
             options = types.DidChangeWatchedFilesRegistrationOptions([types.FileSystemWatcher(f"**/{CONFIG_FILE}")])
@@ -283,7 +294,7 @@ def make_server() -> XlalintServer:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: XlalintServer, params: None) -> None:
-        ls.warm.close()
+        ls.close()
 
     return server
 
@@ -303,5 +314,5 @@ def main(argv: list[str]) -> int:
     try:
         server.start_io()
     finally:
-        server.warm.close()
+        server.close()
     return 0
