@@ -31,6 +31,7 @@ import tensorflow as tf  # noqa: F401
 
 LIMIT_S = 90
 _UNSUPPORTED = re.compile(r"on XLA_\w+_JIT: (?P<op>\w+) \(.*?\{\{node (?P<node>[^}]+)\}\}", re.S)
+_OP_STACK = ("The op is created at:", "Stack trace for op definition:")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
@@ -40,7 +41,9 @@ def _outcome(script: str, error: BaseException | None) -> dict:
     name, folder = os.path.basename(script), os.path.dirname(os.path.realpath(script))
     message = str(error)
     found = _UNSUPPORTED.search(message)
-    created = message.split("The op is created at:", 1)[1] if "The op is created at:" in message else ""
+    # the op's stack, as the compiler gives it: "The op is created at:", or for a tensor list of unknown size
+    # "Stack trace for op definition:"
+    created = next((message.split(head, 1)[1] for head in _OP_STACK if head in message), "")
     compiler_at = [(os.path.basename(m["file"]), int(m["line"]))
                    for m in _FRAME.finditer(created.split("tf2xla conversion failed")[0])
                    if os.path.dirname(os.path.realpath(m["file"])) == folder]  # the op's own line comes last

@@ -10,6 +10,9 @@ for real (``run_truth.py``: XLA compiles, counting the executables it builds).
 - Wrappers: ``tf.function(model)``, ``tf.function(layer)`` and ``tf.function(callable_object)`` with
   ``jit_compile=True`` fail in the compiler; ``xlalint run`` captures each at its first call and names the
   failing op with the compiler's line, and the check command traces a module-level ``tf.function(model)``.
+- The compiler's line ("The op is created at"): every failing script's error finding carries it, as its place or
+  a related place: the line that calls a built-in Keras layer (placed at its construction), the ``tape.gradient``
+  call that makes a loop's backward op (placed at the loop).
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ SCENARIOS = TESTS / "data" / "modes"
 NAMES = sorted(p.stem for p in SCENARIOS.glob("*.py"))
 WRAPPERS = [name for name in NAMES if name.startswith("wrap_")]
 CHECKED_AT_IMPORT = {"wrap_model"}  # its tf.function(model) is made at module level: the check command traces it
+PLACED = {"layer_in_step": ("XLA001", "construction"), "gradient_of_loop": ("XLA101", "loop")}  # primary place
+# the scripts whose failing function the check command traces itself (a signature): the compiler's line is there
+CHECKED_LINES = set(PLACED)
 
 
 def _xlalint(folder, *args: str) -> subprocess.Popen:
@@ -66,7 +72,7 @@ def runs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("mode", ["check", "run"])
-@pytest.mark.parametrize("name", [name for name in NAMES if name not in WRAPPERS])
+@pytest.mark.parametrize("name", [name for name in NAMES if name not in WRAPPERS and name not in PLACED])
 def test_each_mode_gives_the_compilers_verdict_at_the_marked_line(runs, mode, name):
     truth, report = runs[0][name], runs[1 if mode == "check" else 2]
     marks = {line for code, line in expected(SCENARIOS / f"{name}.py") if code == "XLA305"}
@@ -119,5 +125,28 @@ def test_a_tf_function_of_an_object_is_captured_and_its_failing_op_named_with_th
         assert (entry["verdict"], entry["jit_compile"]) == ("incompatible", True), entry
         errors = [f for f in report["findings"] if f["path"] == f"{name}.py" and f["severity"] == "error"]
         assert [f["op_type"] for f in errors] == [truth["op"]], errors
-    [error] = [f for f in runs[2]["findings"] if f["path"] == f"{name}.py" and f["severity"] == "error"]
-    assert truth["compiler_line"] in [error["line"], *(r["line"] for r in error["related"])], (error, truth)
+
+
+@pytest.mark.parametrize("name", sorted(set(WRAPPERS) | set(PLACED)))
+def test_each_error_finding_carries_the_compilers_line(runs, name):
+    """As its place or a related place; each mode that reports the failing function (the check command: where it
+    traces that function's own code)."""
+    truth = runs[0][name]
+    assert not truth["ok"] and truth["compiler_file"] == f"{name}.py" and truth["compiler_line"], truth
+    for report in [runs[2]] + ([runs[1]] if name in CHECKED_LINES else []):
+        errors = [f for f in report["findings"] if f["path"] == f"{name}.py" and f["severity"] == "error"]
+        assert errors, report["findings"]
+        for error in errors:
+            assert truth["compiler_line"] in [error["line"], *(r["line"] for r in error["related"])], (error, truth)
+
+
+@pytest.mark.parametrize("name", sorted(PLACED))
+def test_a_layers_or_a_gradients_op_is_placed_where_the_user_changes_it(runs, name):
+    """A built-in layer's op at the layer's construction, a loop's backward op at the loop (docs/rules.md)."""
+    code, place = PLACED[name]
+    lines = (SCENARIOS / f"{name}.py").read_text().splitlines()
+    expected = next(n for n, line in enumerate(lines, 1)
+                    if ("MixUp()" in line if place == "construction" else line.lstrip().startswith("while ")))
+    for report in runs[1:]:
+        assert [f["line"] for f in report["findings"] if f["path"] == f"{name}.py" and f["code"] == code] == [
+            expected], report["findings"]

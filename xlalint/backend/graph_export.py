@@ -4,7 +4,8 @@ One record per op of the entry function and of every function it reaches
 through function-typed attrs (while/cond bodies, nested tf.functions, gradient
 functions). Unknown dimensions stay ``None``; an unknown rank is ``None``. ``frames``
 holds the innermost user frame of the op's traceback, the one the source map uses; it is
-empty for ops of built-in Keras layers, which are placed at the layer's construction line.
+empty for ops of built-in Keras layers, which are placed at the layer's construction line, their
+layer record's ``called_at`` holding the user's line of that call (read from its first op).
 """
 
 from __future__ import annotations
@@ -145,14 +146,22 @@ def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
         operations = graph.get_operations()
         names = [op.name for op in operations]
         layers: list[dict[str, Any] | None] = []
+        first_ops = []  # of each call of a built-in Keras layer, made in this graph
         for name in names:
             site = layer_of(graph, name)
             if site and site not in layer_json:
                 layer_json[site] = site.to_json()
+                if site.first_op:
+                    first_ops.append((layer_json[site], graph.get_operation_by_name(site.first_op)))
             layers.append(layer_json[site] if site else caller_layer)
-        # An op of a built-in Keras layer is placed at the layer's construction line: no frames needed.
+        # An op of a built-in Keras layer is placed at the layer's construction line: its own frames are not
+        # converted, only those of the first op of each call (the line that called the layer).
         user_frames = innermost_user_frames(
-            [op for op, known in zip(operations, layers) if not known or known["user_code"]])
+            [op for op, known in zip(operations, layers) if not known or known["user_code"]]
+            + [op for _, op in first_ops])
+        for record, op in first_ops:
+            if op.name in user_frames:
+                record["called_at"] = user_frames.pop(op.name)[:2]
         for op, name, layer in zip(operations, names, layers):
             attrs = op.node_def.attr
             op_type = op.type

@@ -29,10 +29,13 @@ class LayerSite:
     line: int
     user_code: bool  # the layer runs the user's own code (a Lambda or a layer class of theirs)
     gpu_kernel: str | None  # the op Keras runs instead on a GPU (cuDNN), which this CPU trace cannot show
+    # the first op one call of a built-in layer made: its traceback gives the user's line of that call (the
+    # export reads it once per call, not per op, as the layer record's ``called_at``)
+    first_op: str | None = None
 
     def to_json(self) -> dict:
         return {"name": self.name, "class": self.cls, "file": self.file, "line": self.line,
-                "user_code": self.user_code, "gpu_kernel": self.gpu_kernel}
+                "user_code": self.user_code, "gpu_kernel": self.gpu_kernel, "called_at": None}
 
 
 def _runs_user_code(layer) -> bool:
@@ -136,9 +139,12 @@ class LayerRecorder:
             before = len(graph.get_operations())
             result = original_call(layer, *args, **kwargs)
             file, line = recorder._sites[id(layer)]
-            site = LayerSite(layer.name, type(layer).__name__, file, line, _runs_user_code(layer),
-                             CUDNN_KERNEL if runs_cudnn_on_gpu(layer) else None)
-            for op in graph.get_operations()[before:]:
+            made = graph.get_operations()[before:]
+            user_code = _runs_user_code(layer)
+            site = LayerSite(layer.name, type(layer).__name__, file, line, user_code,
+                             CUDNN_KERNEL if runs_cudnn_on_gpu(layer) else None,
+                             made[0].name if made and not user_code else None)
+            for op in made:
                 recorder._op_layer.setdefault((id(graph), op.name), site)
             return result
 

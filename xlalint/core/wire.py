@@ -37,7 +37,7 @@ class OpNode(TypedDict, total=False):
     inputs: list[Input]
     outputs: list[Tensor]
     frames: list[list]  # [[file, line, function]]: the innermost user frame
-    layer: dict | None  # the Keras layer that made the op (keras_sites.LayerSite.to_json)
+    layer: dict | None  # the Keras layer that made the op (keras_sites.LayerSite.to_json; ``called_at`` may be absent)
     value: list | None  # a small integer constant's value
     xla_attrs: dict  # XLA-relevant attrs (_XlaCompile, _XlaScope...), only where present
     stateful: bool  # the op registry marks the op stateful (TensorFlow never folds it); only where true

@@ -84,8 +84,10 @@ def _skipped(script: str) -> list[dict]:
 
 
 def _with_call(finding, call: Related | None):
-    """The finding with the call that reached its entry as a related place (unless it is that place)."""
-    if call is None or (finding.path, finding.line) == (call.path, call.line):
+    """The finding with the call that reached its entry as a related place (unless it is that place, or a related
+    place of it already: a Keras layer's call, say)."""
+    if call is None or (call.path, call.line) in [(finding.path, finding.line),
+                                                  *((r.path, r.line) for r in finding.related)]:
         return finding
     return replace(finding, related=finding.related + (call,))
 

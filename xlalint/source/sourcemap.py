@@ -1,9 +1,11 @@
 """Map an op to the user's source: file, line and the column of the call.
 
-The line is the innermost frame of the user's own code in the op's traceback,
-with two refinements: a gradient op points at the forward op it differentiates,
-and an op of a built-in Keras layer points at the line that constructed the
-layer. The column comes from Python's own parser (``ast``, which follows any
+The line is the innermost frame of the user's own code in the op's traceback
+(the line the compiler names: "The op is created at"), with two refinements: a
+gradient op points at the forward op it differentiates, and an op of a built-in
+Keras layer points at the line that constructed the layer. Each keeps the
+compiler's line as a related place: the gradient call that made the backward
+op, the line that called the layer. The column comes from Python's own parser (``ast``, which follows any
 file Python imports): the call on that line whose name matches the op's API
 (e.g. ``numpy_function``), else the first call on the line.
 """
@@ -45,14 +47,27 @@ def _forward_op(graph: OpGraph, node: dict) -> dict | None:
     return None
 
 
+def _also_at(node: dict, where: Location, message: str) -> tuple[Related, ...]:
+    """The op's own line (its innermost user frame, the compiler's line) as a related place of ``where``; an op
+    of a built-in Keras layer has it from the layer's call (``called_at``: older saved graphs lack it)."""
+    own = node["frames"][-1][:2] if node["frames"] else (node.get("layer") or {}).get("called_at")
+    if not own:
+        return ()
+    path, line = own[0], call_start(own[0], own[1])
+    return () if (path, line) == (where.path, where.line) else (Related(path, line, message),)
+
+
 def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
     forward = _forward_op(graph, node)
     if forward is not None:
         where = locate(graph, forward, fallback)
-        return Location(where.path, where.line, f"in the backward pass of {forward['type']}")
+        return Location(where.path, where.line, f"in the backward pass of {forward['type']}",
+                        where.related + _also_at(node, where, "the gradient call that makes this backward op"))
     layer = node.get("layer")
     if layer and not layer["user_code"]:
-        return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
+        where = Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
+        return Location(where.path, where.line, where.note, _also_at(
+            node, where, f"the Keras layer `{layer['name']}` ({layer['class']}) is called here"))
     if node["frames"]:
         path, line, _ = node["frames"][-1]
         built = () if not layer or (layer["file"], layer["line"]) == (path, line) else (
