@@ -13,23 +13,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import Callable
 
-FLOATS = ("float32", "float64", "float16", "bfloat16")
-INTS = ("int32", "int64", "uint8", "int8", "int16", "uint16", "uint32", "uint64")
-NUMERIC = FLOATS + INTS
-COMPLEX = ("complex64", "complex128")
-ALL = NUMERIC + ("bool",) + COMPLEX
-
-
-@dataclass(frozen=True)
-class Op:
-    """One API call: ``expr`` with ``{x}`` for its input; ``dtypes`` it is tried on; the kind of its output."""
-
-    name: str
-    expr: str
-    dtypes: tuple[str, ...] = NUMERIC
-    output: str = "numeric"  # numeric | string | none (a statement: nothing to return)
-
+from _difftest_families import (ALL, COMPLEX, COMPLEX_OPS, FLOATS, INTS, NUMERIC, RANDOM_OPS, STRING_OPS, Op,
+                                nested_loops, tensor_list)
 
 OPS: tuple[Op, ...] = (
     Op("abs", "tf.abs({x})"),
@@ -130,7 +117,7 @@ OPS: tuple[Op, ...] = (
     Op("sequence_mask", "tf.sequence_mask(tf.constant([1, 3]), tf.shape({x})[1])", ALL),
     Op("fill_from_data", "tf.fill([tf.cast(tf.reduce_max(tf.abs({x})), tf.int32) % 3 + 1], 1.0)", ("float32", "int32")),
 )
-OPS_BY_NAME = {op.name: op for op in OPS}
+OPS_BY_NAME = {op.name: op for op in OPS + RANDOM_OPS + COMPLEX_OPS + STRING_OPS}
 
 
 @dataclass(frozen=True)
@@ -169,13 +156,43 @@ TEMPLATES: dict[str, Wrapper] = {
                             "[lambda: {call}, lambda: {call}])",), ("{call}",)),
 }
 WRAPPERS = tuple(TEMPLATES)  # drawn in this order: a seed's programs depend on it
+# a branch on the argument's size: the core cond casts the argument, which a string cannot be
+TEMPLATES["cond_on_size"] = Wrapper(("if tf.size({x}) > 4:", "    {assign}{call}", "else:", "    {assign}{call}"))
 SHAPES = ("[4, 3]", "[None, 3]")
+
+
+@dataclass(frozen=True)
+class Family:
+    """A kind of program: the calls its steps are drawn from (a table, or a block maker), its wrappers and
+    the tag in its programs' names."""
+
+    tag: str
+    table: tuple[Op, ...] = ()
+    make: Callable[[random.Random], Op] | None = None
+    wrappers: tuple[str, ...] = WRAPPERS
+
+
+_BLOCK_WRAPPERS = tuple(w for w in WRAPPERS if w != "map_fn")  # a block reads a [n, 3] argument, not a row
+FAMILIES: dict[str, Family] = {
+    "core": Family("", OPS),
+    "tensor_list": Family("tl", make=tensor_list, wrappers=_BLOCK_WRAPPERS),
+    "nested_loop": Family("loop", make=nested_loops, wrappers=_BLOCK_WRAPPERS),
+    "random": Family("rand", RANDOM_OPS),
+    "complex": Family("cplx", COMPLEX_OPS),
+    "string": Family("str", STRING_OPS, wrappers=tuple(w for w in WRAPPERS if w not in ("cond", "gradient"))
+                     + ("cond_on_size",)),
+}
 
 
 @dataclass(frozen=True)
 class Step:
     op: str
     arg: int  # which argument of ``case`` it reads
+    block: Op | None = None  # a drawn block (its name is ``op``); None: ``op`` names a table entry
+
+    @property
+    def call(self) -> Op:
+        return self.block or OPS_BY_NAME[self.op]
 
 
 @dataclass(frozen=True)
@@ -187,32 +204,38 @@ class Program:
     shapes: tuple[str, ...]
     steps: tuple[Step, ...]
     wrapper: str = "plain"
+    family: str = "core"
 
     def without_step(self, index: int) -> "Program":
         return replace(self, steps=self.steps[:index] + self.steps[index + 1:])
 
 
-def draw(seed: int, index: int, ops: tuple[str, ...] | None = None) -> Program:
-    """The ``index``-th program of ``seed``: the same arguments always give the same program."""
-    rng = random.Random(f"{seed}:{index}")
-    names = ops or tuple(OPS_BY_NAME)
+def draw(seed: int, index: int, ops: tuple[str, ...] | None = None, family: str = "core") -> Program:
+    """The ``index``-th program of ``seed`` in ``family``: the same arguments always give the same program
+    (the core family's programs are those of the seeds drawn before there were families)."""
+    kind = FAMILIES[family]
+    rng = random.Random(f"{seed}:{index}" if family == "core" else f"{seed}:{family}:{index}")
+    names = ops or tuple(op.name for op in kind.table)
     n_args = rng.randint(1, 2)
-    chosen = [OPS_BY_NAME[rng.choice(names)] for _ in range(rng.randint(1, 3))]
-    dtypes, steps = [], []
+    chosen = [kind.make(rng) if kind.make else OPS_BY_NAME[rng.choice(names)] for _ in range(rng.randint(1, 3))]
+    dtypes: list[str] = []
+    steps: list[Step] = []
     for op in chosen:
+        block = op if kind.make else None
         if len(dtypes) < n_args:
             dtypes.append(rng.choice(op.dtypes))
-            steps.append(Step(op.name, len(dtypes) - 1))
+            steps.append(Step(op.name, len(dtypes) - 1, block))
         else:
             usable = [i for i, d in enumerate(dtypes) if d in op.dtypes]
-            steps.append(Step(op.name, rng.choice(usable)) if usable else Step(op.name, 0))
+            steps.append(Step(op.name, rng.choice(usable), block) if usable else Step(op.name, 0, block))
             if not usable:
                 dtypes[0] = rng.choice(op.dtypes)
     shapes = tuple(rng.choice(SHAPES) for _ in dtypes)
-    wrapper = rng.choice(WRAPPERS)
+    wrapper = rng.choice(kind.wrappers)
     if wrapper == "gradient" and not all(d in FLOATS for d in dtypes):
         wrapper = "plain"
-    return Program(f"p{seed}_{index}", tuple(dtypes), shapes, tuple(steps), wrapper)
+    name = f"p{seed}_{kind.tag}_{index}" if kind.tag else f"p{seed}_{index}"
+    return Program(name, tuple(dtypes), shapes, tuple(steps), wrapper, family)
 
 
 def _body(program: Program) -> tuple[list[str], list[str]]:
@@ -222,10 +245,15 @@ def _body(program: Program) -> tuple[list[str], list[str]]:
     body: list[str] = []
     results: list[str] = []
     for i, step in enumerate(program.steps):
-        op, name = OPS_BY_NAME[step.op], f"y{i}"
+        op, name = step.call, f"y{i}"
+        pre += [line for line in op.module if line not in pre]
+        expr = op.expr
+        if op.block:
+            pre += ["", "", f"def block{i}(x):", *(f"    {line}" for line in op.block)]
+            expr = f"block{i}({{x}})"
         keep = op.output != "none"
-        fields = {"x": f"x{step.arg}", "y": name, "call": op.expr.format(x=f"x{step.arg}"),
-                  "row": op.expr.format(x="row"), "i": i, "assign": f"{name} = " if keep else "",
+        fields = {"x": f"x{step.arg}", "y": name, "call": expr.format(x=f"x{step.arg}"),
+                  "row": expr.format(x="row"), "i": i, "assign": f"{name} = " if keep else "",
                   "ret": "return " if keep else ""}
         lines = wrapper.value if keep or wrapper.statement is None else wrapper.statement
         pre += [line.format(**fields) for line in wrapper.pre]

@@ -31,16 +31,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agreement  # noqa: E402 - the compiler child's protocol and helpers
-from _difftest_programs import Program, describe, draw, render  # noqa: E402
+from _difftest_programs import FAMILIES, Program, describe, draw, render  # noqa: E402
 
 REPO = agreement.REPO
 VERDICT_KINDS = ("false blocker", "false compatible", "no verdict")
@@ -64,7 +66,7 @@ def _graphs(graph):
 
 
 def _op_line(concrete, node_name: str | None, path: str) -> int | None:
-    """The line of ``path`` where the op the compiler names was created (None when not found)."""
+    """The line of ``path`` where the op named ``node_name`` was created (None when not found)."""
     if not node_name:
         return None
     wanted = {node_name, node_name.rsplit("/", 1)[-1]}
@@ -76,6 +78,21 @@ def _op_line(concrete, node_name: str | None, path: str) -> int | None:
                 if lines:
                     return lines[-1]
     return None
+
+
+_CREATED_AT = re.compile(r"The op is created at:\s*\n((?:File \"[^\"]*\", line \d+, in .*\n?)+)")
+_FRAME = re.compile(r'File "([^"]*)", line (\d+)')
+
+
+def created_at(message: str, path: str) -> int | None:
+    """The line of ``path`` that the compiler's message names ("The op is created at:", innermost frame of
+    ``path``; the message writes paths without their leading separator). None when it names none."""
+    block = _CREATED_AT.search(message)
+    if block is None:
+        return None
+    wanted = path.lstrip(os.sep)
+    lines = [int(line) for file, line in _FRAME.findall(block.group(1)) if file.lstrip(os.sep) == wanted]
+    return lines[-1] if lines else None
 
 
 def compile_child(paths: list[str]) -> None:
@@ -120,7 +137,8 @@ def compile_child(paths: list[str]) -> None:
             else:
                 types = agreement._op_types(concrete) if concrete is not None else {}
                 result["error_op"], node = agreement._error_op(str(error), types)
-                result["error_line"] = _op_line(concrete, node, path) if concrete is not None else None
+                result["error_line"] = created_at(str(error), path) or (
+                    _op_line(concrete, node, path) if concrete is not None else None)
         print(json.dumps(result), file=out, flush=True)
 
 
@@ -189,7 +207,7 @@ def classify(program: Program, path: Path, report: dict, compiler: dict) -> dict
     why = [e["message"] for e in report["errors"] if e["path"] in (shown, "*")] + [entry["error"] if entry else None]
     outcome = "invalid" if not compiler.get("valid", True) else (
         "fails" if not compiler["compiled"] else "differs" if compiler.get("differs") else "compiles")
-    row = {"name": program.name, "wrapper": program.wrapper, "steps": [s.op for s in program.steps],
+    row = {"name": program.name, "family": program.family, "wrapper": program.wrapper, "steps": [s.op for s in program.steps],
            "dtypes": list(program.dtypes), "outcome": outcome,
            "compiler_error": compiler.get("error"), "compiler_op": compiler.get("error_op"),
            "compiler_line": compiler.get("error_line")}
@@ -198,13 +216,29 @@ def classify(program: Program, path: Path, report: dict, compiler: dict) -> dict
 
 
 def with_xlalint(row: dict, verdict: str, findings: list[dict], error: str | None = None) -> dict:
-    """``row`` with xlalint's side (its verdict, error and warning findings, why it has none) and the category."""
+    """``row`` with xlalint's side (its verdict, error and warning findings, why it has none), the op and line
+    verdicts of a failing program, and the category."""
     findings = [f for f in findings if f["severity"] in ("error", "warning")]
     errors = [f for f in findings if f["severity"] == "error"]
     shown = sorted({(f["code"], f["line"], f["op_type"] or "") for f in findings})
-    row = {**row, "verdict": verdict, "findings": shown, "xlalint_error": error}
+    related = sorted({r["line"] for f in errors for r in f.get("related", ()) if r["path"] == f["path"]}
+                     - {f["line"] for f in errors})
+    row = {**row, "verdict": verdict, "findings": shown, "related_lines": related, "xlalint_error": error}
+    row["op"], row["line"] = _named(row, errors)
     row["category"] = _category(row, errors, findings)
     return row
+
+
+def _named(row: dict, errors: list[dict]) -> tuple[bool | None, bool | None]:
+    """On a program that fails under both: does an error finding name the compiler's op type, and does one
+    sit at its line (its place or a related location)? None where there is nothing to compare."""
+    if row["outcome"] != "fails" or row["verdict"] != "incompatible":
+        return None, None
+    same = agreement.SAME_OP
+    op = row["compiler_op"]
+    named = None if not op else same.get(op, op) in {same.get(f["op_type"], f["op_type"]) for f in errors}
+    line = row["compiler_line"]
+    return named, None if not line else line in {f["line"] for f in errors} | set(row["related_lines"])
 
 
 def _category(row: dict, errors: list[dict], findings: list[dict]) -> str | None:
@@ -218,7 +252,7 @@ def _category(row: dict, errors: list[dict], findings: list[dict]) -> str | None
         return "false blocker: " + ", ".join(sorted({f"{f['code']} {f['op_type'] or ''}".strip() for f in errors}))
     if outcome == "fails" and verdict == "compatible":
         return f"false compatible: {row['compiler_op'] or row['compiler_error'][:60]}"
-    if outcome == "fails" and row["compiler_line"] and row["compiler_line"] not in {f["line"] for f in errors}:
+    if row["line"] is False:
         return f"missed line: {row['compiler_op'] or '?'}"
     if outcome == "differs" and verdict == "compatible" and not any(f["code"].startswith("XLA2") for f in findings):
         return f"missed silent difference: {', '.join(row['steps'])}"
@@ -231,7 +265,7 @@ def _smaller(program: Program) -> list[Program]:
     """Each one-step-smaller variant: a step removed, or the wrapper made plain."""
     variants = [program.without_step(i) for i in range(len(program.steps))] if len(program.steps) > 1 else []
     if program.wrapper != "plain":
-        variants.append(Program(program.name, program.dtypes, program.shapes, program.steps, "plain"))
+        variants.append(replace(program, wrapper="plain"))
     return variants
 
 
@@ -250,8 +284,7 @@ def minimise(programs: dict[str, Program], rows: dict[str, dict], folder: Path, 
         owners: list[tuple[str, int]] = []
         for name in sorted(open_):
             for i, variant in enumerate(_smaller(current[name][0])):
-                trials.append(Program(f"{name}_m{round_}_{i}", variant.dtypes, variant.shapes, variant.steps,
-                                      variant.wrapper))
+                trials.append(replace(variant, name=f"{name}_m{round_}_{i}"))
                 owners.append((name, i))
         if not trials:
             break
@@ -282,13 +315,15 @@ def write_case(program: Program, row: dict, folder: Path) -> Path:
 # --------------------------------------------------------------------------- the run
 
 def run(seed: int, n: int, out: Path, jobs: int = 1, seconds: float | None = None, batch: int = 40,
-        ops: tuple[str, ...] | None = None, env: dict | None = None, minimise_max: int = 8) -> dict:
-    """Draw, check and compare up to ``n`` programs of ``seed``; minimise one case per category."""
+        ops: tuple[str, ...] | None = None, env: dict | None = None, minimise_max: int = 8,
+        families: tuple[str, ...] = ("core",)) -> dict:
+    """Draw, check and compare up to ``n`` programs of ``seed`` per family (taken in turns, so that a run
+    cut short has as many of each); minimise one case per category."""
     env = env or {}
     out.mkdir(parents=True, exist_ok=True)
     log = out / "results.jsonl"
     rows = {r["name"]: r for r in map(json.loads, log.read_text().splitlines())} if log.exists() else {}
-    programs = {p.name: p for p in (draw(seed, i, ops) for i in range(n))}
+    programs = {p.name: p for p in (draw(seed, i, ops, family) for i in range(n) for family in families)}
     todo = [p for name, p in programs.items() if name not in rows]
     start = time.monotonic()
     for i in range(0, len(todo), batch):
@@ -338,11 +373,27 @@ def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) 
             continue
         raw = json.loads(graph.read_text(encoding="utf-8"))
         found = findings_for_traced_entry(raw, raw["path"], raw["tensorflow"], options)
-        findings = [{"code": f.code, "line": f.line, "op_type": f.op_type, "severity": f.severity} for f in found]
+        findings = [{"code": f.code, "path": f.path, "line": f.line, "op_type": f.op_type, "severity": f.severity,
+                     "related": [r.to_json() for r in f.related]} for f in found]
         again.append(with_xlalint(row, "incompatible" if any(f.severity == "error" for f in found) else "compatible",
                                   findings))
     (out / "rechecked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in again), encoding="utf-8")
     return {"rows": again, "minimised": {}}
+
+
+def _share(flags: list) -> str:
+    """``agreed/asked (pct)`` over the flags that are not None."""
+    asked = [f for f in flags if f is not None]
+    return f"{sum(asked)}/{len(asked)} ({100 * sum(asked) / len(asked):.1f}%)" if asked else "-"
+
+
+def _figures(rows: list[dict]) -> list[str]:
+    """valid, fail, verdict disagreements, false blockers, op named, line named: one family's columns."""
+    kinds = Counter((r["category"] or "").split(":")[0] for r in rows)
+    verdict = sum(kinds[k] for k in VERDICT_KINDS)
+    return [str(len(rows)), str(sum(r["outcome"] == "fails" for r in rows)),
+            f"{len(rows) - verdict}/{len(rows)}", str(kinds["false blocker"]),
+            _share([r.get("op") for r in rows]), _share([r.get("line") for r in rows])]
 
 
 def summary(result: dict) -> str:
@@ -351,11 +402,17 @@ def summary(result: dict) -> str:
     outcomes = Counter(r["outcome"] for r in rows)
     categories = Counter(r["category"] for r in rows if r["category"])
     verdict = sum(c for k, c in categories.items() if k.split(":")[0] in VERDICT_KINDS)
+    families = sorted({r.get("family", "core") for r in rows})
+    table = [[family, *_figures([r for r in rows if r.get("family", "core") == family])] for family in families]
+    header = ["family", "valid", "fail", "verdict", "false blockers", "op named", "line named"]
+    widths = [max(len(str(x)) for x in column) for column in zip(header, *table, ["all", *_figures(rows)])]
     lines = [f"programs: {len(result['rows'])} ({invalid} invalid: TensorFlow refuses them without XLA)",
              f"compiler: {outcomes['compiles']} compile and agree, {outcomes['differs']} compile to another "
              f"result, {outcomes['fails']} fail",
              f"verdict disagreements: {verdict}/{len(rows)} ({100 * verdict / max(len(rows), 1):.2f}%), "
              f"false blockers: {sum(c for k, c in categories.items() if k.startswith('false blocker'))}",
+             "", *("  ".join(str(x).ljust(w) for x, w in zip(line, widths))
+                   for line in [header, *table, ["all", *_figures(rows)]]),
              "", "disagreements by category:"]
     lines += [f"  {count:5d}  {category}" for category, count in categories.most_common()] or ["  none"]
     lines += ["", "minimised cases:"]
@@ -371,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--batch", type=int, default=40, help="programs per xlalint run")
     parser.add_argument("--ops", help="comma-separated op names of bench/_difftest_programs.py to draw from")
+    parser.add_argument("--families", default="core",
+                        help=f"comma-separated program families, --n programs each ({', '.join(FAMILIES)}, or all)")
     parser.add_argument("--out", help="results, programs and minimised cases (default: .difftest/seed-N)")
     parser.add_argument("--json", help="also write every row here")
     parser.add_argument("--recheck", action="store_true",
@@ -384,8 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.recheck:
         result = recheck(out, args.jobs, batch=args.batch)
     else:
+        families = tuple(FAMILIES) if args.families == "all" else tuple(args.families.split(","))
         result = run(args.seed, args.n, out, args.jobs, args.seconds, args.batch,
-                     tuple(args.ops.split(",")) if args.ops else None)
+                     tuple(args.ops.split(",")) if args.ops else None, families=families)
     print(summary(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
