@@ -8,15 +8,31 @@ prints, variables, queues, ``SampleDistortedBoundingBoxV2``...), no variant or r
 function call, and a result of at most 10 MiB. Measured on TF 2.21 CPU beyond those rules: ops
 whose output shape is not static on constants (``RaggedRange``, ``SegmentSum``,
 ``UniqueWithCounts``) and Python callbacks (even ``numpy_function(stateful=False)``) are not folded.
+
+``Shape``/``ShapeN``/``Size``/``Rank`` of a value whose shape XLA knows when compiling (an argument's
+``None`` dimensions included, no data-dependent size) are folded like constants, in the function itself,
+a cond branch or a nested function, but not in a while loop's body or condition (measured on TF 2.21
+CPU: ``StatelessRandomGammaV2(shape=tf.shape(x))``, which has no XLA kernel, compiles in the first
+three and fails in a loop body, and fails when ``x`` comes from ``tf.boolean_mask``). The ops that derive
+a stateless generator's key and counter from a seed are not folded (their result depends on the device):
+``tf.random.stateless_gamma`` of constants fails. Nor is an int32 value that a while loop takes in or a
+loop body hands back (measured: ``tf.random.stateless_binomial`` of constants, int32, there fails; a
+float32 draw in a loop body compiles). An op whose value
+no result needs (``xlalint.analyses.liveness``) is not folded: the bridge still lowers it (measured: a
+``StatelessRandomPoisson`` of constants under a tape whose gradient is None fails).
 """
 
 from __future__ import annotations
 
 import math
 
+from xlalint.analyses.data_dependent import bounded_source
+from xlalint.analyses.liveness import kept_nodes
+from xlalint.analyses.values import SEED_DERIVATIONS
 from xlalint.core.opgraph import BRANCH_OPS, CALL_OPS, WHILE_OPS, OpGraph
 
-NOT_FOLDED = frozenset({"Shape", "ShapeN", "Size"}) | BRANCH_OPS | CALL_OPS | WHILE_OPS
+SHAPE_READS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+NOT_FOLDED = SHAPE_READS | BRANCH_OPS | CALL_OPS | WHILE_OPS | SEED_DERIVATIONS
 HOST_CALLBACKS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 MAX_FOLDED_BYTES = 10 * 1024 * 1024
 _BYTES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
@@ -24,15 +40,17 @@ _BYTES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 
 
 
 def _small(tensor: dict) -> bool:
-    size = math.prod(tensor["shape"]) * _BYTES.get(tensor["dtype"], 8 if "64" in tensor["dtype"] else 4)
+    """At most ``MAX_FOLDED_BYTES``, counting the known dimensions (an unknown one as 1)."""
+    size = math.prod(d or 1 for d in tensor["shape"]) * _BYTES.get(tensor["dtype"], 8 if "64" in tensor["dtype"] else 4)
     return size <= MAX_FOLDED_BYTES
 
 
-def _foldable(node: dict) -> bool:
+def _foldable(node: dict, shaped: bool) -> bool:
+    """``shaped``: an input is a shape read folded above, so a dimension unknown when tracing is known to XLA."""
     outputs = node["outputs"]
     return (not node.get("stateful") and node["type"] not in NOT_FOLDED | HOST_CALLBACKS
             and bool(node["inputs"]) and bool(outputs)
-            and all(o["shape"] is not None and None not in o["shape"] and _small(o) for o in outputs)
+            and all(o["shape"] is not None and (shaped or None not in o["shape"]) and _small(o) for o in outputs)
             and not any(t["dtype"] in ("resource", "variant") for t in node["inputs"] + outputs))
 
 
@@ -41,17 +59,58 @@ def folded_nodes(graph: OpGraph) -> frozenset[str]:
     return graph.analysis("folded_nodes", lambda: frozenset(_folded(graph)))
 
 
+def _in_loops(graph: OpGraph) -> set[str]:
+    """The functions a while loop runs (its body and condition, and what they call)."""
+    stack = [f for node in graph.nodes() if node["type"] in WHILE_OPS for names in node["calls"].values() for f in names]
+    seen: set[str] = set()
+    while stack:
+        function = stack.pop()
+        if function in seen or function not in graph.functions:
+            continue
+        seen.add(function)
+        stack += [f for node in graph.nodes() if node["function"] == function for names in node["calls"].values()
+                  for f in names]
+    return seen
+
+
+def _int32_into_loop(graph: OpGraph, node: dict, loops: set[str]) -> bool:
+    """An int32 result read by a while loop, or handed back by a function a loop runs."""
+    if not any(o["dtype"] == "int32" for o in node["outputs"]):
+        return False
+    if node["function"] in loops and any(src == node["id"] for src, _ in graph.functions[node["function"]]["outputs"]):
+        return True
+    return any(c["type"] in WHILE_OPS for c in graph.consumers(node["id"]))
+
+
+def _static_shape_read(graph: OpGraph, node: dict, loops: set[str]) -> bool:
+    """A shape, size or rank XLA knows when compiling, outside loops: folded."""
+    return (node["type"] in SHAPE_READS and node["function"] not in loops and bool(node["inputs"])
+            and all(inp["shape"] is not None and bounded_source(graph, inp["src"]) is None for inp in node["inputs"]))
+
+
 def _folded(graph: OpGraph):
     folded: set[str] = set()
+    shaped: set[str] = set()  # folded values made from a folded shape read
+    loops = _in_loops(graph)
+    kept = kept_nodes(graph)
     for node_id in graph.topological_order:
         node = graph.node(node_id)
         if node["type"] == "Const":
             folded.add(node_id)
             continue
+        if node_id not in kept:  # what no result needs is left as it is, and lowered
+            continue
+        if _static_shape_read(graph, node, loops):
+            folded.add(node_id)
+            shaped.add(node_id)
+            continue
         for inp in node["inputs"]:  # a loop, not all(): it runs over every tensor of the graph
             if inp["src"] not in folded:
                 break
         else:
-            if _foldable(node):
+            from_shape = any(inp["src"] in shaped for inp in node["inputs"])
+            if _foldable(node, from_shape) and not _int32_into_loop(graph, node, loops):
                 folded.add(node_id)
+                if from_shape:
+                    shaped.add(node_id)
     return folded

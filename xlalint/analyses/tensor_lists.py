@@ -4,13 +4,15 @@ A ``TensorArray(dynamic_size=True)`` writes with ``resize_if_index_out_of_bounds
 list at its initial size and drops a write past it or puts it on the last element
 (tensorflow#119375, #127528). A write is certain to be lost when its index is a constant at or past
 the initial size, or when the array starts empty (XLA201); it may be lost when either is only
-known at run time (XLA202).
+known at run time (XLA202). A raw ``EmptyTensorList`` with ``max_num_elements=M`` starts with M
+slots under XLA (measured on TF 2.21 CPU: resizing writes and pushes within them read back right).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xlalint.analyses.liveness import kept_nodes
 from xlalint.analyses.values import small_value
 from xlalint.core.opgraph import PASS_THROUGH, WHILE_OPS, OpGraph
 
@@ -22,7 +24,8 @@ HINT = ("Create the TensorArray with its final size and dynamic_size=False (boun
 @dataclass(frozen=True)
 class GrowingWrite:
     """A resizing write: ``past`` a constant index at or past the initial size ``smallest``, ``empty``
-    into an array that starts empty, or ``maybe`` (size or index known only at run time)."""
+    into an array that starts empty, ``push`` onto a list that starts full, or ``maybe`` (size or index
+    known only at run time)."""
 
     node: dict
     kind: str
@@ -47,8 +50,10 @@ def _initial_sizes(graph: OpGraph, src: str, index: int, seen: set) -> list[int 
     if op_type == "TensorListFromTensor":
         shape = node["inputs"][0]["shape"]
         return [shape[0] if shape else None]
-    if op_type == "EmptyTensorList":
-        return [0]
+    if op_type == "EmptyTensorList":  # XLA makes max_num_elements slots (measured: writes within them land)
+        bound = _input(node, "max_num_elements")
+        value = small_value(graph, bound["src"]) if bound else None
+        return [value[0] if value and value[0] > 0 else 0]
     if op_type in HANDLE_UPDATES or op_type in PASS_THROUGH:
         handle = _input(node, "input_handle") or node["inputs"][0]
         return _initial_sizes(graph, handle["src"], handle["index"], seen)
@@ -70,6 +75,9 @@ def growing_writes(graph: OpGraph) -> list[GrowingWrite]:
 
 def _growing_writes(graph: OpGraph):
     for node in graph.nodes():
+        if node["type"] == "TensorListPushBack":
+            yield from _growing_push(graph, node)
+            continue
         if node["type"] != "TensorListSetItem" or not node["attrs"].get("resize_if_index_out_of_bounds"):
             continue
         handle = _input(node, "input_handle")
@@ -85,6 +93,84 @@ def _growing_writes(graph: OpGraph):
                 yield GrowingWrite(node, "past", smallest)
         else:
             yield GrowingWrite(node, "empty" if smallest == 0 else "maybe", smallest)
+
+
+def _growing_push(graph: OpGraph, node: dict):
+    """A push onto a list that starts full: made from a tensor or reserved with a size (XLA keeps that size;
+    measured on TF 2.21 CPU: the pushed rows are missing from the stacked result). Lists that start empty
+    are pushed into their max_num_elements slots, or fail without them (XLA101)."""
+    handle = _input(node, "input_handle")
+    if handle is None:
+        return
+    starts = _starts(graph, handle["src"], handle["index"], set())
+    sizes = _initial_sizes(graph, handle["src"], handle["index"], set())
+    reader = _read_whole(graph, node["id"], 0, set())
+    if starts and starts <= {"TensorListFromTensor", "TensorListReserve"} and reader is not None \
+            and reader["id"] in kept_nodes(graph):
+        yield GrowingWrite(node, "push", min(sizes) if sizes and None not in sizes else None)
+
+
+# A pop is left out: XLA pops the list's own last element, which the generated programs' pushes repeated.
+WHOLE_LIST_READERS = frozenset({"TensorListLength", "TensorListStack", "TensorListConcatV2"})
+
+
+def _read_whole(graph: OpGraph, src: str, index: int, seen: set) -> dict | None:
+    """The first op that reads the whole list a handle holds (its length or its stack), later:
+    through updates, identities, while loops and function arguments."""
+    if (src, index) in seen:
+        return None
+    seen.add((src, index))
+    function = graph.node(src)["function"]
+    for position, returned in enumerate(graph.functions[function]["outputs"]):  # out of the function that made it
+        if tuple(returned) == (src, index):
+            for caller_id, attr in graph.callers(function):
+                found = _read_whole(graph, caller_id, position, seen) if attr != "cond" else None
+                if found is not None:
+                    return found
+    for consumer in graph.consumers(src):
+        for position, inp in enumerate(consumer["inputs"]):
+            if (inp["src"], inp["index"]) != (src, index):
+                continue
+            if consumer["type"] in WHOLE_LIST_READERS:
+                return consumer
+            onward: list[tuple[str, int]] = []
+            if consumer["type"] in HANDLE_UPDATES or consumer["type"] in PASS_THROUGH:
+                onward.append((consumer["id"], 0 if consumer["type"] != "IdentityN" else position))
+            for names in consumer["calls"].values():  # into the functions it runs, and out of a loop
+                for name in names:
+                    inputs = graph.functions[name]["inputs"]
+                    offset = len(consumer["inputs"]) - len(inputs)
+                    if 0 <= position - offset < len(inputs):
+                        onward.append((inputs[position - offset], 0))
+            if consumer["type"] in WHILE_OPS:
+                onward.append((consumer["id"], position))
+            for next_src, next_index in onward:
+                found = _read_whole(graph, next_src, next_index, seen)
+                if found is not None:
+                    return found
+    return None
+
+
+def _starts(graph: OpGraph, src: str, index: int, seen: set) -> set[str]:
+    """The op types that made the lists a handle may hold (through updates, identities and loops)."""
+    if (src, index) in seen:
+        return set()
+    seen.add((src, index))
+    node = graph.node(src)
+    if node["type"] in HANDLE_UPDATES or node["type"] in PASS_THROUGH:
+        handle = _input(node, "input_handle") or (node["inputs"][0] if node["inputs"] else None)
+        return _starts(graph, handle["src"], handle["index"], seen) if handle else {"?"}
+    if node["type"] in WHILE_OPS:
+        inp = node["inputs"][index]
+        return _starts(graph, inp["src"], inp["index"], seen)
+    if node["type"] == "Placeholder" and node["function"] != graph.root:
+        position = graph.functions[node["function"]]["inputs"].index(src)
+        found: set[str] = set()
+        for caller_id, _ in graph.callers(node["function"]):
+            inp = graph.argument_source(graph.node(caller_id), position)
+            found |= _starts(graph, inp["src"], inp["index"], seen) if inp else {"?"}
+        return found
+    return {node["type"]}
 
 
 def _popped(graph: OpGraph, src: str, index: int, seen: set) -> bool:

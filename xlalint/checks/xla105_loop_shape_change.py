@@ -1,4 +1,5 @@
-"""XLA105 loop-shape-change: a while loop grows a loop variable (concat/pad of itself), or a loop
+"""XLA105 loop-shape-change: a while loop hands a loop variable back with another shape (it grows by a
+concat/pad of itself, or changes by a known amount: xlalint.analyses.loop_shapes), or a loop
 variable enters with a data-dependent size XLA knows when compiling and the body makes it again
 with a bounded one.
 
@@ -14,6 +15,7 @@ a constant, and the body's selection is static too (measured: it compiles).
 from __future__ import annotations
 
 from xlalint.analyses.data_dependent import DATA_DEPENDENT, bounded_source, dynamic_size_ops
+from xlalint.analyses.loop_shapes import loop_shapes
 from xlalint.analyses.values import SPECIALIZED, constant_inputs
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.core.opgraph import WHILE_OPS, OpGraph
@@ -54,10 +56,11 @@ def _static_then_bounded(graph: OpGraph, while_node: dict, position: int, dynami
 
 
 def check(graph: OpGraph, ctx: Context):
-    """A loop variable enters a while loop with a static shape, leaves it with a less known one,
-    and the body makes it with concat/pad from itself: it grows, which XLA cannot compile. Or it
-    enters with a data-dependent size XLA knows when compiling and the body makes it with a bounded one."""
+    """A loop variable's body hands it back with another shape than it entered with: it grows (concat/pad
+    of itself) or changes by a known amount, which XLA cannot compile. Or it enters with a data-dependent
+    size XLA knows when compiling and the body makes it with a bounded one."""
     dynamic: frozenset[str] | None = None
+    shapes = loop_shapes(graph)
     for node in graph.nodes():
         if node["type"] not in WHILE_OPS:
             continue
@@ -81,14 +84,19 @@ def check(graph: OpGraph, ctx: Context):
                         node=node["id"], api="while_loop",
                     )
                     break
+                if bounded_source(graph, inp["src"]) is not None:
+                    continue
+            elif after == before:
                 continue
-            if after != before and _grows(graph, node, position):
+            if _grows(graph, node, position) or shapes.keeps(node, position) is False:
                 yield Hit(
                     "XLA105",
-                    f"loop variable {position} of the while loop enters with shape {before} and may leave "
-                    f"with {after}: XLA needs every loop variable to keep its shape",
+                    f"loop variable {position} of the while loop enters with shape {before} and the body hands "
+                    f"it back with another one (shape invariants let TensorFlow through: {after}): XLA compiles "
+                    "the body once, for the shape the variable enters with, and needs every loop variable to "
+                    "keep it",
                     "Pad to the final size before the loop and write into it (tf.tensor_scatter_nd_update, "
-                    "a TensorArray of fixed size), instead of growing a tensor with tf.concat.",
+                    "a TensorArray of fixed size), instead of growing or cutting a tensor in the loop.",
                     node=node["id"], api="while_loop",
                 )
                 break

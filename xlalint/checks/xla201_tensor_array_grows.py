@@ -11,7 +11,12 @@ def check(graph: OpGraph, ctx: Context):
     for write in growing_writes(graph):
         if write.kind == "maybe":
             continue
-        if write.kind == "past":
+        if write.kind == "push":
+            size = f" ({write.smallest})" if write.smallest is not None else ""
+            message = (f"this push appends to a tensor list that starts full (made from a tensor or reserved with a "
+                       f"size{size}); under XLA the list keeps that size and the pushed element is dropped, without "
+                       "an error")
+        elif write.kind == "past":
             message = (f"this write goes past the initial size ({write.smallest}) of a TensorArray(dynamic_size="
                        "True); under XLA the array keeps that size and the write is dropped or lands on its last "
                        "element, without an error")
