@@ -68,7 +68,8 @@ class LoopShapes:
         (body,) = while_node["calls"]["body"]
         function = self.graph.functions[body]
         given = {src: position for position, src in enumerate(function["inputs"])}
-        tracer = _BodyDims(self, given)
+        entries = [inp.get("shape") for inp in while_node["inputs"]]
+        tracer = _BodyDims(self, given, entries)
         src, index = function["outputs"][position]
         entered = tracer.placeholder(position, self.graph.node(function["inputs"][position]))
         result = tracer.dims(src, index)
@@ -91,15 +92,21 @@ def _same(a: Dim | None, b: Dim | None) -> bool | None:
 class _BodyDims:
     """The dimensions of values in one loop body, in terms of the dimensions its variables entered with."""
 
-    def __init__(self, loops: LoopShapes, given: dict[str, int]):
-        self.loops, self.graph, self.given = loops, loops.graph, given
+    def __init__(self, loops: LoopShapes, given: dict[str, int], entries: list):
+        self.loops, self.graph, self.given, self.entries = loops, loops.graph, given, entries
         self._memo: dict[tuple[str, int], list | None] = {}
 
     def placeholder(self, position: int, node: dict) -> list | None:
+        """The dimensions the body is compiled for: what the variable enters with where that is known when
+        tracing, else a symbol of its own."""
         shape = node["outputs"][0]["shape"]
+        entry = self.entries[position] if position < len(self.entries) else None
         if shape is None:
             return None
-        return [_const(d) if d is not None else (0, (((position, i), 1),)) for i, d in enumerate(shape)]
+        if entry is None or len(entry) != len(shape):
+            entry = shape
+        return [_const(d) if d is not None else _const(e) if e is not None else (0, (((position, i), 1),))
+                for i, (d, e) in enumerate(zip(shape, entry))]
 
     def dims(self, src: str, index: int) -> list | None:
         key = (src, index)

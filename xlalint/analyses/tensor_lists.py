@@ -114,7 +114,16 @@ def _growing_push(graph: OpGraph, node: dict):
 WHOLE_LIST_READERS = frozenset({"TensorListLength", "TensorListStack", "TensorListConcatV2"})
 
 
-def _read_whole(graph: OpGraph, src: str, index: int, seen: set) -> dict | None:
+LIST_READERS = WHOLE_LIST_READERS | {"TensorListGetItem", "TensorListGather", "TensorListPopBack"}
+
+
+def list_reader(graph: OpGraph, write: dict) -> dict | None:
+    """The first op that reads the list a write (or push) leaves behind."""
+    return _read_whole(graph, write["id"], 0, set(), LIST_READERS)
+
+
+def _read_whole(graph: OpGraph, src: str, index: int, seen: set, readers: frozenset = WHOLE_LIST_READERS
+                ) -> dict | None:
     """The first op that reads the whole list a handle holds (its length or its stack), later:
     through updates, identities, while loops and function arguments."""
     if (src, index) in seen:
@@ -124,14 +133,14 @@ def _read_whole(graph: OpGraph, src: str, index: int, seen: set) -> dict | None:
     for position, returned in enumerate(graph.functions[function]["outputs"]):  # out of the function that made it
         if tuple(returned) == (src, index):
             for caller_id, attr in graph.callers(function):
-                found = _read_whole(graph, caller_id, position, seen) if attr != "cond" else None
+                found = _read_whole(graph, caller_id, position, seen, readers) if attr != "cond" else None
                 if found is not None:
                     return found
     for consumer in graph.consumers(src):
         for position, inp in enumerate(consumer["inputs"]):
             if (inp["src"], inp["index"]) != (src, index):
                 continue
-            if consumer["type"] in WHOLE_LIST_READERS:
+            if consumer["type"] in readers:
                 return consumer
             onward: list[tuple[str, int]] = []
             if consumer["type"] in HANDLE_UPDATES or consumer["type"] in PASS_THROUGH:
@@ -145,7 +154,7 @@ def _read_whole(graph: OpGraph, src: str, index: int, seen: set) -> dict | None:
             if consumer["type"] in WHILE_OPS:
                 onward.append((consumer["id"], position))
             for next_src, next_index in onward:
-                found = _read_whole(graph, next_src, next_index, seen)
+                found = _read_whole(graph, next_src, next_index, seen, readers)
                 if found is not None:
                     return found
     return None

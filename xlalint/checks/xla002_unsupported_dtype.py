@@ -27,11 +27,50 @@ def _argument_hits(graph: OpGraph, ctx: Context):
         node = graph.node(node_id)
         dtype = node["outputs"][0]["dtype"]
         if dtype in NO_XLA_TYPE:
+            # passed on to a nested function, loop or branch, it is that function's argument the compiler names
+            passed = tuple((c["id"], f"`{node['name']}` is passed on here; the compiler names this call")
+                           for c in graph.consumers(node_id) if c["calls"])
             yield Hit(
                 "XLA002",
                 f"argument `{node['name']}` of `{ctx.entry}` is a {dtype} tensor; XLA has no {dtype} type",
                 STRING_ARGUMENT_HINT,
-                node=node_id,
+                node=node_id, related=passed,
+            )
+
+
+def _result_hits(graph: OpGraph, ctx: Context, folded: frozenset[str]):
+    """A string result of the entry that XLA would have to return: made from constants (folded), so no
+    string op is reported for it (measured: ``tf.strings.as_string(tf.shape(x))`` returned fails on
+    ``_Retval``)."""
+    for src, index in graph.functions[graph.root]["outputs"]:
+        node = graph.node(src)
+        dtype = node["outputs"][index]["dtype"] if index < len(node["outputs"]) else None
+        if dtype in NO_XLA_TYPE and src in folded:
+            yield Hit(
+                "XLA002",
+                f"`{ctx.entry}` returns a {dtype} tensor; XLA has no {dtype} type, even for a constant",
+                "Return numbers (ids, lengths, codes) and make the strings outside the compiled function.",
+                node=src,
+            )
+
+
+# Measured on TF 2.21 CPU: a kernel that accepts the dtype, but fails for rank-1 tensors of these dtypes
+# (XLA's sort-based shuffle: "Expected comparison type SIGNED"); rank 2 and more, and integers, compile.
+RANK_ONE_FAILS = {"RandomShuffle": frozenset({"float16", "bfloat16", "float32", "float64"})}
+
+
+def _rank_one_hits(graph: OpGraph, ctx: Context):
+    for node in compiled_nodes(graph):
+        failing = RANK_ONE_FAILS.get(node["type"])
+        shape = node["inputs"][0]["shape"] if failing and node["inputs"] else None
+        if failing and shape is not None and len(shape) == 1 and node["inputs"][0]["dtype"] in failing:
+            dtype = node["inputs"][0]["dtype"]
+            yield Hit(
+                "XLA002",
+                f"{describe(node['type'])} of a rank-1 {dtype} tensor does not compile on {ctx.device} "
+                "(XLA's shuffle fails on it: \"Expected comparison type SIGNED\")",
+                "Shuffle indices instead (tf.random.shuffle(tf.range(n))) and gather, or shuffle a [n, 1] tensor.",
+                node=node["id"], api=call_name(node["type"]),
             )
 
 
@@ -43,6 +82,8 @@ def _reported_upstream(node: dict, runtime: frozenset[str]) -> bool:
 
 def check(graph: OpGraph, ctx: Context):
     yield from _argument_hits(graph, ctx)
+    yield from _result_hits(graph, ctx, folded_nodes(graph))
+    yield from _rank_one_hits(graph, ctx)
     for node in compiled_nodes(graph):
         if not ctx.support.has_op(ctx.device, node["type"]):
             continue  # XLA001's finding

@@ -55,6 +55,14 @@ def _static_then_bounded(graph: OpGraph, while_node: dict, position: int, dynami
     return again is not None and again["id"] in dynamic and not _given_as_constants(graph, body, again["id"], ctx)
 
 
+def outer_loops(graph: OpGraph, node: dict) -> tuple[tuple[str, str], ...]:
+    """The loops (and branches, calls) around a loop: the compiler's error names the outermost one it was
+    compiling (measured: "Input and output shapes of loop body do not match" of an inner loop is reported at
+    the outer loop's line)."""
+    return tuple((outer["id"], "the compiler reports the failure at this enclosing loop or call, which it was "
+                  "compiling") for outer in graph.enclosing(node))
+
+
 def check(graph: OpGraph, ctx: Context):
     """A loop variable's body hands it back with another shape than it entered with: it grows (concat/pad
     of itself) or changes by a known amount, which XLA cannot compile. Or it enters with a data-dependent
@@ -81,7 +89,7 @@ def check(graph: OpGraph, ctx: Context):
                         "Make the value the same way on both sides: compute it inside the loop only, or keep the "
                         "argument's value out of shapes (XLA102) so that both sizes stay dynamic, or use a "
                         "fixed-size form (a mask multiply or 3-argument tf.where).",
-                        node=node["id"], api="while_loop",
+                        node=node["id"], api="while_loop", related=outer_loops(graph, node),
                     )
                     break
                 if bounded_source(graph, inp["src"]) is not None:
@@ -97,7 +105,7 @@ def check(graph: OpGraph, ctx: Context):
                     "keep it",
                     "Pad to the final size before the loop and write into it (tf.tensor_scatter_nd_update, "
                     "a TensorArray of fixed size), instead of growing or cutting a tensor in the loop.",
-                    node=node["id"], api="while_loop",
+                    node=node["id"], api="while_loop", related=outer_loops(graph, node),
                 )
                 break
 

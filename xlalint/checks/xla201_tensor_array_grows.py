@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlalint.analyses.tensor_lists import HINT, growing_writes
+from xlalint.analyses.tensor_lists import HINT, growing_writes, list_reader
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.core.opgraph import OpGraph
 
@@ -23,7 +23,9 @@ def check(graph: OpGraph, ctx: Context):
         else:
             message = ("this write grows a TensorArray(dynamic_size=True) that starts empty; under XLA the array "
                        "keeps size 0 and comes back empty or cut short, without an error")
-        yield Hit("XLA201", message, HINT, node=write.node["id"], api="write")
+        reader = list_reader(graph, write.node)
+        read = ((reader["id"], "the list is read here: where XLA's shorter list shows (or fails)"),) if reader else ()
+        yield Hit("XLA201", message, HINT, node=write.node["id"], api="write", related=read)
 
 
 RULE = Rule("XLA201", "tensor-array-grows", "error",

@@ -101,6 +101,21 @@ class OpGraph:
         """``(node_id, attr)`` of the ops that call ``function`` (e.g. a While's ``body``)."""
         return self._callers.get(function, [])
 
+    def enclosing(self, node: dict) -> list[dict]:
+        """The ops that run the function ``node`` lives in (a loop, a branch, a call), then the ops that run
+        theirs, up to the entry's function: innermost first, the first caller at each level."""
+        chain: list[dict] = []
+        function, seen = node["function"], set()
+        while function != self.root and function not in seen:
+            seen.add(function)
+            callers = self.callers(function)
+            if not callers:
+                break
+            caller = self._nodes[callers[0][0]]
+            chain.append(caller)
+            function = caller["function"]
+        return chain
+
     def argument_source(self, caller: dict, position: int) -> dict | None:
         """The input of a While/If/Case/call op that becomes argument ``position`` of the function it
         calls (for a While: the value the loop starts with); None for any other op."""
