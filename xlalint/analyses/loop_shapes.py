@@ -14,10 +14,11 @@ counts as a change: only a difference by a known amount (``n + 1`` against ``n``
 from __future__ import annotations
 
 from xlalint.analyses.values import small_value
-from xlalint.core.opgraph import PASS_THROUGH, WHILE_OPS, OpGraph
+from xlalint.core.opgraph import BRANCH_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
 
-# A dimension: (constant, ((symbol, coefficient), ...)) with symbols sorted; None where unknown.
-Dim = tuple[int, tuple[tuple[tuple[int, int], int], ...]]
+# A dimension: (constant, ((symbol, coefficient), ...)) with symbols sorted; None where unknown. A symbol is
+# (function, argument position, axis): a dimension of an argument that is unknown when tracing.
+Dim = tuple[int, tuple[tuple[tuple[str, int, int], int], ...]]
 
 ELEMENTWISE = PASS_THROUGH | frozenset({
     "Cast", "StopGradient", "Neg", "Abs", "Square", "Sqrt", "Rsqrt", "Exp", "Expm1", "Log", "Log1p", "Sin", "Cos",
@@ -56,6 +57,7 @@ class LoopShapes:
     def __init__(self, graph: OpGraph):
         self.graph = graph
         self._keeps: dict[tuple[str, int], bool | None] = {}
+        self._contexts: dict[str, _BodyDims] = {}
 
     def keeps(self, while_node: dict, position: int) -> bool | None:
         key = (while_node["id"], position)
@@ -64,14 +66,27 @@ class LoopShapes:
             self._keeps[key] = self._compare(while_node, position)
         return self._keeps[key]
 
+    def context(self, function: str) -> _BodyDims:
+        """The dimensions of ``function``'s values as XLA compiles it: the entry's function as traced, a body,
+        branch or called function for what its caller (the first one) hands it in its own context."""
+        if function not in self._contexts:
+            callers = self.graph.callers(function) if function != self.graph.root else []
+            entries: list = []
+            if callers:
+                caller = self.graph.node(callers[0][0])
+                outer = self.context(caller["function"])
+                offset = 1 if caller["type"] in BRANCH_OPS else 0
+                entries = [outer.dims(inp["src"], inp["index"]) for inp in caller["inputs"][offset:]]
+            inputs = self.graph.functions[function]["inputs"] if function in self.graph.functions else []
+            self._contexts[function] = _BodyDims(self, function, {src: i for i, src in enumerate(inputs)}, entries)
+        return self._contexts[function]
+
     def _compare(self, while_node: dict, position: int) -> bool | None:
         (body,) = while_node["calls"]["body"]
         function = self.graph.functions[body]
-        given = {src: position for position, src in enumerate(function["inputs"])}
-        entries = [inp.get("shape") for inp in while_node["inputs"]]
-        tracer = _BodyDims(self, given, entries)
+        tracer = self.context(body)
         src, index = function["outputs"][position]
-        entered = tracer.placeholder(position, self.graph.node(function["inputs"][position]))
+        entered = tracer.dims(function["inputs"][position], 0)
         result = tracer.dims(src, index)
         if entered is None or result is None or len(entered) != len(result):
             return None
@@ -92,20 +107,20 @@ def _same(a: Dim | None, b: Dim | None) -> bool | None:
 class _BodyDims:
     """The dimensions of values in one loop body, in terms of the dimensions its variables entered with."""
 
-    def __init__(self, loops: LoopShapes, given: dict[str, int], entries: list):
-        self.loops, self.graph, self.given, self.entries = loops, loops.graph, given, entries
+    def __init__(self, loops: LoopShapes, function: str, given: dict[str, int], entries: list):
+        self.loops, self.graph, self.function, self.given, self.entries = loops, loops.graph, function, given, entries
         self._memo: dict[tuple[str, int], list | None] = {}
 
     def placeholder(self, position: int, node: dict) -> list | None:
-        """The dimensions the body is compiled for: what the variable enters with where that is known when
-        tracing, else a symbol of its own."""
+        """The dimensions the function is compiled for: what its caller hands it where that is known, else a
+        symbol of its own."""
         shape = node["outputs"][0]["shape"]
         entry = self.entries[position] if position < len(self.entries) else None
         if shape is None:
             return None
         if entry is None or len(entry) != len(shape):
-            entry = shape
-        return [_const(d) if d is not None else _const(e) if e is not None else (0, (((position, i), 1),))
+            entry = [None] * len(shape)
+        return [_const(d) if d is not None else e if e is not None else (0, (((self.function, position, i), 1),))
                 for i, (d, e) in enumerate(zip(shape, entry))]
 
     def dims(self, src: str, index: int) -> list | None:
