@@ -15,9 +15,9 @@ a cond branch or a nested function, but not in a while loop's body or condition 
 CPU: ``StatelessRandomGammaV2(shape=tf.shape(x))``, which has no XLA kernel, compiles in the first
 three and fails in a loop body, and fails when ``x`` comes from ``tf.boolean_mask``). The ops that derive
 a stateless generator's key and counter from a seed are not folded (their result depends on the device):
-``tf.random.stateless_gamma`` of constants fails. Nor is an int32 value that a while loop takes in or a
+``tf.random.stateless_gamma`` of constants fails. Nor is an int32 or int64 value that a while loop takes in or a
 loop body hands back (measured: ``tf.random.stateless_binomial`` of constants, int32, there fails; a
-float32 draw in a loop body compiles). An op whose value
+float32 draw in a loop body compiles; the raw op's int64 draw fails too). An op whose value
 no result needs (``xlalint.analyses.liveness``) is not folded: the bridge still lowers it (measured: a
 ``StatelessRandomPoisson`` of constants under a tape whose gradient is None fails).
 """
@@ -29,7 +29,7 @@ import math
 from xlalint.analyses.data_dependent import bounded_source
 from xlalint.analyses.liveness import kept_nodes
 from xlalint.analyses.values import SEED_DERIVATIONS
-from xlalint.core.opgraph import BRANCH_OPS, CALL_OPS, WHILE_OPS, OpGraph
+from xlalint.core.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
 
 SHAPE_READS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
 NOT_FOLDED = SHAPE_READS | BRANCH_OPS | CALL_OPS | WHILE_OPS | SEED_DERIVATIONS
@@ -73,13 +73,23 @@ def _in_loops(graph: OpGraph) -> set[str]:
     return seen
 
 
-def _int32_into_loop(graph: OpGraph, node: dict, loops: set[str]) -> bool:
-    """An int32 result read by a while loop, or handed back by a function a loop runs."""
-    if not any(o["dtype"] == "int32" for o in node["outputs"]):
+def _integer_into_loop(graph: OpGraph, node: dict, loops: set[str]) -> bool:
+    """An int32 or int64 result read by a while loop, or handed back by a function a loop runs."""
+    if not any(o["dtype"] in ("int32", "int64") for o in node["outputs"]):
         return False
-    if node["function"] in loops and any(src == node["id"] for src, _ in graph.functions[node["function"]]["outputs"]):
+    if node["function"] in loops and node["id"] in _handed_back(graph, node["function"]):
         return True
     return any(c["type"] in WHILE_OPS for c in graph.consumers(node["id"]))
+
+
+def _handed_back(graph: OpGraph, function: str) -> set[str]:
+    """The ops whose values a function returns, past identities."""
+    found = set()
+    for src, _ in graph.functions[function]["outputs"]:
+        while graph.node(src)["type"] in PASS_THROUGH and graph.node(src)["inputs"]:
+            src = graph.node(src)["inputs"][0]["src"]
+        found.add(src)
+    return found
 
 
 def _static_shape_read(graph: OpGraph, node: dict, loops: set[str]) -> bool:
@@ -109,7 +119,7 @@ def _folded(graph: OpGraph):
                 break
         else:
             from_shape = any(inp["src"] in shaped for inp in node["inputs"])
-            if _foldable(node, from_shape) and not _int32_into_loop(graph, node, loops):
+            if _foldable(node, from_shape) and not _integer_into_loop(graph, node, loops):
                 folded.add(node_id)
                 if from_shape:
                     shaped.add(node_id)

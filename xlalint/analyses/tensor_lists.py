@@ -213,9 +213,11 @@ LIST_SIZE_READERS = frozenset({"TensorListLength", "TensorListStack", "TensorLis
 def sized_after_pop(graph: OpGraph):
     """Ops that read a list's length (or stack it) after elements were popped from it: XLA keeps the
     list's buffer, so its length does not go down (measured: 2 elements, 2 pops: length 0 without
-    XLA, 2 with it; the stacked list keeps the popped rows)."""
+    XLA, 2 with it; the stacked list keeps the popped rows). A read no result needs is left out: XLA drops it
+    (measured: the length after a pop under a tape whose gradient is None compiles and runs)."""
+    kept = kept_nodes(graph)
     for node in graph.nodes():
-        if node["type"] in LIST_SIZE_READERS and node["inputs"]:
+        if node["type"] in LIST_SIZE_READERS and node["inputs"] and node["id"] in kept:
             handle = node["inputs"][0]
             if _popped(graph, handle["src"], handle["index"], set()):
                 yield node
