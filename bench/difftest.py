@@ -74,13 +74,19 @@ def _op_line(concrete, node_name: str | None, path: str) -> int | None:
     for graph in _graphs(concrete.graph):
         for op in graph.get_operations():
             if op.name in wanted:
-                lines = [frame.lineno for frame in op.traceback if os.path.samefile(frame.filename, path)
+                lines = [frame.lineno for frame in op.traceback if _same_file(frame.filename, path)
                          ] if op.traceback else []
                 if lines:
                     return lines[-1]
     return None
 
 
+def _same_file(name: str, path: str) -> bool:
+    """``name`` (a traceback's file, maybe ``<frozen runpy>``) is ``path``."""
+    return os.path.exists(name) and os.path.samefile(name, path)
+
+
+CREATED_AT = "The op is created at:"
 _CREATED_AT = re.compile(r"The op is created at:\s*\n((?:File \"[^\"]*\", line \d+, in .*\n?)+)")
 _FRAME = re.compile(r'File "([^"]*)", line (\d+)')
 
@@ -138,7 +144,9 @@ def compile_child(paths: list[str]) -> None:
             else:
                 types = agreement._op_types(concrete) if concrete is not None else {}
                 result["error_op"], node = agreement._error_op(str(error), types)
-                result["error_line"] = created_at(str(error), path) or (
+                # a message that says where the op was made is read alone (an argument's names no line of the
+                # file); a node name is looked up only when it says nothing, and may match another function's op
+                result["error_line"] = created_at(str(error), path) if CREATED_AT in str(error) else (
                     _op_line(concrete, node, path) if concrete is not None else None)
         print(json.dumps(result), file=out, flush=True)
 
@@ -239,7 +247,9 @@ def _named(row: dict, errors: list[dict]) -> tuple[bool | None, bool | None]:
     same = agreement.SAME_OP
     op = row["compiler_op"]
     named = None if not op else same.get(op, op) in {same.get(f["op_type"], f["op_type"]) for f in errors}
-    line = row["compiler_line"]
+    # The compiler names a string argument (_Arg) with no line of the file; rows of runs before the child read
+    # the message alone hold the line of a nested function's argument of the same name: not the compiler's.
+    line = row["compiler_line"] if op != "_Arg" else None
     return named, None if not line else line in {f["line"] for f in errors} | set(row["related_lines"])
 
 

@@ -4,22 +4,19 @@ Before compiling, TensorFlow's graph optimizer replaces constant subgraphs with 
 (common_runtime/constant_folding.cc, with the filter of XLA's compiler). An op is folded when every
 input is a constant or folded, and the op is foldable: not stateful in the op registry (random ops,
 prints, variables, queues, ``SampleDistortedBoundingBoxV2``...), no variant or resource values, not
-``Shape``/``ShapeN``/``Size`` (XLA keeps those for dynamic dimensions), not control flow or a
-function call, and a result of at most 10 MiB. Measured on TF 2.21 CPU beyond those rules: ops
-whose output shape is not static on constants (``RaggedRange``, ``SegmentSum``,
+control flow or a function call, and a result of at most 10 MiB. Measured on TF 2.21 CPU beyond those
+rules: ops whose output shape is not static on constants (``RaggedRange``, ``SegmentSum``,
 ``UniqueWithCounts``) and Python callbacks (even ``numpy_function(stateful=False)``) are not folded.
 
 ``Shape``/``ShapeN``/``Size``/``Rank`` of a value whose shape XLA knows when compiling (an argument's
-``None`` dimensions included, no data-dependent size) are folded like constants, in the function itself,
-a cond branch or a nested function, but not in a while loop's body or condition (measured on TF 2.21
-CPU: ``StatelessRandomGammaV2(shape=tf.shape(x))``, which has no XLA kernel, compiles in the first
-three and fails in a loop body, and fails when ``x`` comes from ``tf.boolean_mask``). The ops that derive
-a stateless generator's key and counter from a seed are not folded (their result depends on the device):
-``tf.random.stateless_gamma`` of constants fails. Nor is an int32 or int64 value that a while loop takes in or a
-loop body hands back (measured: ``tf.random.stateless_binomial`` of constants, int32, there fails; a
-float32 draw in a loop body compiles; the raw op's int64 draw fails too). An op whose value
-no result needs (``xlalint.analyses.liveness``) is not folded: the bridge still lowers it (measured: a
-``StatelessRandomPoisson`` of constants under a tape whose gradient is None fails).
+``None`` dimensions included, no data-dependent size) are folded like constants (measured on TF 2.21 CPU:
+``StatelessRandomGammaV2(shape=tf.shape(x))``, which has no XLA kernel, compiles for an ``x`` of shape
+``[None, 3]``, in the function, a cond branch, a nested function or a loop body, and fails when ``x`` comes
+from ``tf.boolean_mask``). Three things are not folded: the ops that derive a stateless generator's key
+and counter from a seed (their result depends on the device: ``tf.random.stateless_gamma`` of constants
+fails), a value that a while loop takes in (a gamma, binomial or int64 draw of constants handed to a loop
+fails), and an op whose value no result needs (``xlalint.analyses.liveness``: the bridge still lowers it;
+a ``StatelessRandomPoisson`` of constants under a tape whose gradient is None fails).
 """
 
 from __future__ import annotations
@@ -59,49 +56,21 @@ def folded_nodes(graph: OpGraph) -> frozenset[str]:
     return graph.analysis("folded_nodes", lambda: frozenset(_folded(graph)))
 
 
-def _in_loops(graph: OpGraph) -> set[str]:
-    """The functions a while loop runs (its body and condition, and what they call)."""
-    stack = [f for node in graph.nodes() if node["type"] in WHILE_OPS for names in node["calls"].values() for f in names]
-    seen: set[str] = set()
-    while stack:
-        function = stack.pop()
-        if function in seen or function not in graph.functions:
-            continue
-        seen.add(function)
-        stack += [f for node in graph.nodes() if node["function"] == function for names in node["calls"].values()
-                  for f in names]
-    return seen
+def _into_loop(graph: OpGraph, node: dict) -> bool:
+    """A value a while loop takes in (past identities)."""
+    consumers = graph.consumers(node["id"])
+    return any(c["type"] in WHILE_OPS or (c["type"] in PASS_THROUGH and _into_loop(graph, c)) for c in consumers)
 
 
-def _integer_into_loop(graph: OpGraph, node: dict, loops: set[str]) -> bool:
-    """An int32 or int64 result read by a while loop, or handed back by a function a loop runs."""
-    if not any(o["dtype"] in ("int32", "int64") for o in node["outputs"]):
-        return False
-    if node["function"] in loops and node["id"] in _handed_back(graph, node["function"]):
-        return True
-    return any(c["type"] in WHILE_OPS for c in graph.consumers(node["id"]))
-
-
-def _handed_back(graph: OpGraph, function: str) -> set[str]:
-    """The ops whose values a function returns, past identities."""
-    found = set()
-    for src, _ in graph.functions[function]["outputs"]:
-        while graph.node(src)["type"] in PASS_THROUGH and graph.node(src)["inputs"]:
-            src = graph.node(src)["inputs"][0]["src"]
-        found.add(src)
-    return found
-
-
-def _static_shape_read(graph: OpGraph, node: dict, loops: set[str]) -> bool:
-    """A shape, size or rank XLA knows when compiling, outside loops: folded."""
-    return (node["type"] in SHAPE_READS and node["function"] not in loops and bool(node["inputs"])
+def _static_shape_read(graph: OpGraph, node: dict) -> bool:
+    """A shape, size or rank XLA knows when compiling: folded."""
+    return (node["type"] in SHAPE_READS and bool(node["inputs"])
             and all(inp["shape"] is not None and bounded_source(graph, inp["src"]) is None for inp in node["inputs"]))
 
 
 def _folded(graph: OpGraph):
     folded: set[str] = set()
     shaped: set[str] = set()  # folded values made from a folded shape read
-    loops = _in_loops(graph)
     kept = kept_nodes(graph)
     for node_id in graph.topological_order:
         node = graph.node(node_id)
@@ -110,7 +79,7 @@ def _folded(graph: OpGraph):
             continue
         if node_id not in kept:  # what no result needs is left as it is, and lowered
             continue
-        if _static_shape_read(graph, node, loops):
+        if _static_shape_read(graph, node):
             folded.add(node_id)
             shaped.add(node_id)
             continue
@@ -119,7 +88,7 @@ def _folded(graph: OpGraph):
                 break
         else:
             from_shape = any(inp["src"] in shaped for inp in node["inputs"])
-            if _foldable(node, from_shape) and not _integer_into_loop(graph, node, loops):
+            if _foldable(node, from_shape) and not _into_loop(graph, node):
                 folded.add(node_id)
                 if from_shape:
                     shaped.add(node_id)

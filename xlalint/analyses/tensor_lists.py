@@ -69,8 +69,15 @@ def _initial_sizes(graph: OpGraph, src: str, index: int, seen: set) -> list[int 
 
 
 def growing_writes(graph: OpGraph) -> list[GrowingWrite]:
-    """Every TensorArray write that is or may be past its array's initial size, once per graph."""
-    return graph.analysis("growing_writes", lambda: list(_growing_writes(graph)))
+    """Every TensorArray write that is or may be past its array's initial size and whose list something reads
+    later (measured: an array grown in a loop and never read compiles and runs), once per graph."""
+    kept = kept_nodes(graph)
+
+    def read(write: GrowingWrite) -> bool:
+        reader = list_reader(graph, write.node)
+        return reader is not None and reader["id"] in kept
+
+    return graph.analysis("growing_writes", lambda: [w for w in _growing_writes(graph) if read(w)])
 
 
 def _growing_writes(graph: OpGraph):
@@ -104,9 +111,8 @@ def _growing_push(graph: OpGraph, node: dict):
         return
     starts = _starts(graph, handle["src"], handle["index"], set())
     sizes = _initial_sizes(graph, handle["src"], handle["index"], set())
-    reader = _read_whole(graph, node["id"], 0, set())
-    if starts and starts <= {"TensorListFromTensor", "TensorListReserve"} and reader is not None \
-            and reader["id"] in kept_nodes(graph):
+    if starts and starts <= {"TensorListFromTensor", "TensorListReserve"} and \
+            _read_whole(graph, node["id"], 0, set()) is not None:
         yield GrowingWrite(node, "push", min(sizes) if sizes and None not in sizes else None)
 
 

@@ -27,14 +27,11 @@ def _argument_hits(graph: OpGraph, ctx: Context):
         node = graph.node(node_id)
         dtype = node["outputs"][0]["dtype"]
         if dtype in NO_XLA_TYPE:
-            # passed on to a nested function, loop or branch, it is that function's argument the compiler names
-            passed = tuple((c["id"], f"`{node['name']}` is passed on here; the compiler names this call")
-                           for c in graph.consumers(node_id) if c["calls"])
             yield Hit(
                 "XLA002",
                 f"argument `{node['name']}` of `{ctx.entry}` is a {dtype} tensor; XLA has no {dtype} type",
                 STRING_ARGUMENT_HINT,
-                node=node_id, related=passed,
+                node=node_id,
             )
 
 
