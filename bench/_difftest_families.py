@@ -67,7 +67,8 @@ RANDOM_OPS: tuple[Op, ...] = (
     Op("r_generator_nondeterministic", f"GENND.uniform({_SHAPE})", ALL,
        module=("GENND = tf.random.Generator.from_non_deterministic_state()",)),
     Op("r_stateless_uniform", f"tf.random.stateless_uniform({_SHAPE}, {_SEED})", ALL),
-    Op("r_stateless_uniform_int", f"tf.random.stateless_uniform({_SHAPE}, {_SEED}, minval=0, maxval=5, dtype=tf.int32)", ALL),
+    Op("r_stateless_uniform_int",
+       f"tf.random.stateless_uniform({_SHAPE}, {_SEED}, minval=0, maxval=5, dtype=tf.int32)", ALL),
     Op("r_stateless_uniform_full_int", f"tf.random.stateless_uniform({_SHAPE}, {_SEED}, minval=None, dtype=tf.int64)",
        ALL),
     Op("r_stateless_normal", f"tf.random.stateless_normal({_SHAPE}, {_SEED}, dtype={{x}}.dtype)", FLOATS),
@@ -77,7 +78,8 @@ RANDOM_OPS: tuple[Op, ...] = (
     Op("r_stateless_gamma", f"tf.random.stateless_gamma({_SHAPE}, {_SEED}, alpha=1.0)", ALL),
     Op("r_stateless_poisson", f"tf.random.stateless_poisson({_SHAPE}, {_SEED}, lam=2.0)", ALL),
     Op("r_stateless_param_truncated_normal",
-       f"tf.random.stateless_parameterized_truncated_normal({_SHAPE}, {_SEED}, means=0.0, stddevs=1.0, minvals=-1.0, maxvals=1.0)", ALL),
+       f"tf.random.stateless_parameterized_truncated_normal({_SHAPE}, {_SEED}, means=0.0, stddevs=1.0, "
+       "minvals=-1.0, maxvals=1.0)", ALL),
     Op("r_stateless_shuffle", f"tf.random.experimental.stateless_shuffle({{x}}, {_SEED})", ALL),
     Op("r_stateless_seed_from_data",
        f"tf.random.stateless_uniform({_SHAPE}, tf.cast(tf.abs({{x}}[0, :2]), tf.int32))", NUMERIC),
@@ -144,7 +146,8 @@ COMPLEX_OPS: tuple[Op, ...] = tuple(Op(f"c_{name}", expr, _C) for name, expr in 
     ("ones_like", "tf.ones_like({x})"), ("fill", "tf.fill(tf.shape({x}), {x}[0, 0])"),
     ("reduce_sum", "tf.reduce_sum({x}, axis=0)"), ("reduce_prod", "tf.reduce_prod({x}, axis=1)"),
     ("reduce_mean", "tf.reduce_mean({x})"), ("reduce_std", "tf.math.reduce_std({x}, axis=0)"),
-    ("reduce_variance", "tf.math.reduce_variance({x})"), ("reduce_euclidean_norm", "tf.math.reduce_euclidean_norm({x})"),
+    ("reduce_variance", "tf.math.reduce_variance({x})"),
+    ("reduce_euclidean_norm", "tf.math.reduce_euclidean_norm({x})"),
     ("norm", "tf.norm({x})"), ("l2_normalize", "tf.math.l2_normalize({x}, axis=-1)"),
     ("cumsum", "tf.cumsum({x}, axis=0)"), ("cumprod", "tf.math.cumprod({x}, axis=1, exclusive=True)"),
     ("matmul", "tf.matmul({x}, {x}, adjoint_b=True)"), ("einsum", "tf.einsum('ij,kj->ik', {x}, {x})"),
@@ -268,7 +271,8 @@ def tensor_list(rng: random.Random) -> Op:
                                  f"y = tf.raw_ops.TensorListStack(input_handle=tl, {_ES}, num_elements=-1)",
                     "pop_length": f"tl, y = tf.raw_ops.TensorListPopBack(input_handle=tl, {_ES})\n"
                                   "y = tf.raw_ops.TensorListLength(input_handle=tl)",
-                    "pop_loop": f"for _ in tf.range(2):\n    tl, y = tf.raw_ops.TensorListPopBack(input_handle=tl, {_ES})"}
+                    "pop_loop": "for _ in tf.range(2):\n"
+                                f"    tl, y = tf.raw_ops.TensorListPopBack(input_handle=tl, {_ES})"}
              }[api]
     read = rng.choice(sorted(reads))
     lines += reads[read].split("\n") + ["return y"]

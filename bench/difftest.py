@@ -216,7 +216,8 @@ def classify(program: Program, path: Path, report: dict, compiler: dict) -> dict
     why = [e["message"] for e in report["errors"] if e["path"] in (shown, "*")] + [entry["error"] if entry else None]
     outcome = "invalid" if not compiler.get("valid", True) else (
         "fails" if not compiler["compiled"] else "differs" if compiler.get("differs") else "compiles")
-    row = {"name": program.name, "family": program.family, "wrapper": program.wrapper, "steps": [s.op for s in program.steps],
+    row = {"name": program.name, "family": program.family, "wrapper": program.wrapper,
+           "steps": [s.op for s in program.steps],
            "dtypes": list(program.dtypes), "outcome": outcome,
            "compiler_error": compiler.get("error"), "compiler_op": compiler.get("error_op"),
            "compiler_line": compiler.get("error_line"),

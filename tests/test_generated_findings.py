@@ -146,7 +146,8 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     return x * 2 if gradient is None else gradient
 """),
 }
-MODULE_LEVEL = {"string_argument_passed_to_a_nested_function": "@tf.function\ndef inner(s):\n    return tf.zeros([2])\n\n\n"}
+MODULE_LEVEL = {"string_argument_passed_to_a_nested_function":
+                "@tf.function\ndef inner(s):\n    return tf.zeros([2])\n\n\n"}
 
 
 def _source(name: str) -> str:

@@ -175,8 +175,9 @@ class _BodyDims:
 
     def _concat(self, node: dict) -> list | None:
         axis = self._value(node, len(node["inputs"]) - 1)
-        parts = [self._input(node, i) for i in range(len(node["inputs"]) - 1)]
-        if axis is None or any(p is None for p in parts) or len({len(p) for p in parts}) != 1:
+        inputs = [self._input(node, i) for i in range(len(node["inputs"]) - 1)]
+        parts = [p for p in inputs if p is not None]
+        if axis is None or len(parts) != len(inputs) or len({len(p) for p in parts}) != 1:
             return None
         axis_ = axis[0] % len(parts[0])
         joined: Dim | None = _const(0)
@@ -200,7 +201,7 @@ class _BodyDims:
         if dims is None or begin is None or end is None or strides is None or out is None or len(out) != len(dims) \
                 or any(s != 1 for s in strides) or len(begin) > len(dims):
             return None
-        sliced = []
+        sliced: list[Dim | None] = []
         for d, (b, e) in enumerate(zip(begin, end)):
             size = dims[d]
             if size is None:
@@ -233,7 +234,7 @@ def _broadcast(shapes: list) -> list | None:
     if any(s is None for s in shapes) or not shapes:
         return None
     rank = max(len(s) for s in shapes)
-    result = []
+    result: list[Dim | None] = []
     for i in range(rank):
         column = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
         wider = [d for d in column if d != _const(1)]

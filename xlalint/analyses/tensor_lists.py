@@ -111,9 +111,10 @@ def _growing_push(graph: OpGraph, node: dict):
         return
     starts = _starts(graph, handle["src"], handle["index"], set())
     sizes = _initial_sizes(graph, handle["src"], handle["index"], set())
+    known = [size for size in sizes if size is not None]
     if starts and starts <= {"TensorListFromTensor", "TensorListReserve"} and \
             _read_whole(graph, node["id"], 0, set()) is not None:
-        yield GrowingWrite(node, "push", min(sizes) if sizes and None not in sizes else None)
+        yield GrowingWrite(node, "push", min(known) if known and len(known) == len(sizes) else None)
 
 
 # A pop is left out: XLA pops the list's own last element, which the generated programs' pushes repeated.

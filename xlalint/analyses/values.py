@@ -48,7 +48,8 @@ VALUE_WRITES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubV
 
 # Ops that derive a stateless generator's key, counter and algorithm from a seed: no draw. XLA evaluates them
 # when compiling (measured: StatelessRandomNormalV2 with their `alg` compiles).
-SEED_DERIVATIONS = frozenset({"StatelessRandomGetKeyCounter", "StatelessRandomGetAlg", "StatelessRandomGetKeyCounterAlg"})
+SEED_DERIVATIONS = frozenset({"StatelessRandomGetKeyCounter", "StatelessRandomGetAlg",
+                              "StatelessRandomGetKeyCounterAlg"})
 
 
 def _is_random(op_type: str) -> bool:
