@@ -69,3 +69,13 @@ def test_xlalint_agrees_with_the_compiler_on_a_fixed_seed(tmp_path: Path):
     assert {r["outcome"] for r in valid} >= {"compiles", "fails"}  # both answers are asked
     verdict = [r for r in valid if r["category"] and r["category"].split(":")[0] in difftest.VERDICT_KINDS]
     assert not verdict, verdict
+
+
+def test_the_new_families_agree_with_the_compiler_on_verdict_and_line(tmp_path: Path):
+    """Two programs of each family beyond the core table: tensor lists, nested loops, random, complex, strings."""
+    families = tuple(f for f in difftest.FAMILIES if f != "core")
+    result = difftest.run(0, 2, tmp_path, jobs=2, minimise_max=0, families=families)
+    valid = [r for r in result["rows"] if r["outcome"] != "invalid"]
+    assert {r["family"] for r in valid} == set(families)
+    assert not [r for r in valid if r["category"]], [(r["name"], r["category"]) for r in valid if r["category"]]
+    assert any(r["line"] for r in valid)  # a failing program whose line the compiler names, and xlalint too

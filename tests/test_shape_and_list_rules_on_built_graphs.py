@@ -222,8 +222,21 @@ def test_tensor_array_writes_that_grow_or_may_grow(size, index, expected):
     b = GraphBuilder()
     handle = _reserve(b, b.arg("n", dtype="int32") if size == "argument" else b.const("size", [size]))
     position = b.arg("i", dtype="int32") if index is None else b.const("index", [index])
-    _write(b, b.op("passed_on", "Identity", [handle], dtype="variant", attrs={"T": "variant"}), position)
+    written = _write(b, b.op("passed_on", "Identity", [handle], dtype="variant", attrs={"T": "variant"}), position)
+    b.function(b.root, [_stack(b, written)])
     assert hits(b.build()) == expected
+
+
+def _stack(b: GraphBuilder, handle: str) -> str:
+    return b.op("stack", "TensorListStack", [handle, b.const("stacked_shape", [-1])], shape=[None],
+                args=["input_handle", "element_shape"], attrs={"element_dtype": "float32"})
+
+
+def test_a_grown_list_that_nothing_reads_is_left_alone():
+    """Measured: a TensorArray grown in a loop and never read compiles and runs (nothing comes back cut)."""
+    b = GraphBuilder()
+    _write(b, _reserve(b, b.const("size", [0])), b.arg("i", dtype="int32"))
+    assert hits(b.build()) == []
 
 
 def test_a_write_without_resizing_is_left_alone():
