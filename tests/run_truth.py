@@ -77,10 +77,10 @@ def _run(script: str, args: list[str], out: str, builds: bool, dump: str | None)
     sys.path.insert(0, os.path.dirname(script))
     error = None
     printed = io.StringIO()
-    counted = contextlib.nullcontext({"count": None})
+    counted, builds_counted = contextlib.nullcontext({"count": None}), False
     if builds:  # xlalint's own count, from PYTHONPATH
-        from xlalint.backend.verify.compare import compilations
-        counted = compilations("CPU")
+        from xlalint.backend.verify.compare import compilations, counts_executables
+        counted, builds_counted = compilations("CPU"), counts_executables("CPU")
     try:
         with counted as built, contextlib.redirect_stdout(printed):
             runpy.run_path(script, run_name="__main__")
@@ -90,6 +90,7 @@ def _run(script: str, args: list[str], out: str, builds: bool, dump: str | None)
                                  if line.startswith("tracing "))
     with open(out, "w") as handle:
         json.dump({**_outcome(script, error), "traced": traced, "xla_builds": built["count"],
+                   "builds_counted": builds_counted,
                    **({"graphs": _clusters(dump)} if dump else {})}, handle)
 
 

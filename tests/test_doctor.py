@@ -228,6 +228,8 @@ def test_real_cpu_smoke_test_compiles_runs_and_agrees():
     assert cpu["smoke"]["autocluster"]["compilations"] >= 1 and cpu["smoke"]["autocluster"]["allclose"]
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["xla on cpu"]["status"] == "ok" and checks["auto-clustering on cpu"]["status"] == "ok"
+    assert checks["xlalint tables"] == {"name": "xlalint tables", "status": "ok", "fix": None,
+                                        "detail": f"tables: shipped for TensorFlow {report['tensorflow']}"}
     assert set(report) >= {"xlalint", "tensorflow", "checks", "devices"}
 
 

@@ -34,6 +34,7 @@ def _report() -> Report:
                     related=(Related("src/train.py", 15, "`n` is not a constant: it comes from this loop"),)),
         ],
         errors=[FileError("src/broken.py", "syntax error at line 3: invalid syntax")],
+        tables={kind: {"tensorflow": "2.21.0", "source": "shipped"} for kind in ("support", "const_inputs", "api")},
     )
 
 

@@ -78,7 +78,7 @@ def test_named_function_with_specs_is_traced(fixtures_report):
 # Fields may be added (docs/json-schema.md), never renamed or removed: the first set of each pair is
 # what the schema has always had, the second what was added since.
 TOP = ({"xlalint", "tensorflow", "device", "entries", "findings", "errors"},
-       {"interrupted", "coverage", "baseline"})
+       {"interrupted", "coverage", "baseline", "tables"})
 ENTRY = ({"path", "name", "line", "verdict", "error", "verify", "autocluster"},
          {"jit_compile", "ops", "xla_off", "keras_refuses_jit", "cell", "xla_mode", "xla_mode_source",
           "xla_mode_note", "variable_devices"})

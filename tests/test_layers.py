@@ -145,8 +145,9 @@ def test_module_names_written_as_strings_resolve():
 # (docs/architecture.md, "Benches and tools").
 BENCH_SURFACE = {
     "xlalint", "xlalint.api", "xlalint.cli.main", "xlalint.core.gc_pause", "xlalint.core.opgraph",
-    "xlalint.core.results", "xlalint.core.specs", "xlalint.core.support", "xlalint.settings.table", "xlalint.checks",
-    "xlalint.report", "xlalint.analyses.data_dependent", "xlalint.autocluster", "xlalint.source.suppressions",
+    "xlalint.core.results", "xlalint.core.specs", "xlalint.core.support", "xlalint.core.tables",
+    "xlalint.settings.table", "xlalint.checks", "xlalint.report", "xlalint.analyses.data_dependent",
+    "xlalint.autocluster", "xlalint.source.suppressions",
     "xlalint.engine.analysis", "xlalint.engine.entries", "xlalint.engine.selection", "xlalint.engine.static",
     "xlalint.tracing.workers", "xlalint.process.result_file", "xlalint.run.client", "xlalint.run.report",
     "xlalint.backend", "xlalint.backend.discover", "xlalint.backend.graph_export", "xlalint.backend.keras_sites",

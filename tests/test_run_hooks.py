@@ -203,3 +203,26 @@ def test_dataset_batches_and_their_loops_are_seen(supported):
     assert batches == [(4, False)] and loops == [dataset]
     [batched] = run_hooks.dataset_inputs(dataset)
     assert batched.element_spec.shape.as_list() == [None] and len(run_hooks.dataset_inputs(batched)) == 1
+
+
+def test_tf_keras_step_functions_are_recognized(supported):
+    """tf-keras's fit, evaluate and predict each call a tf.function of its own per step, closing over the model."""
+    tf_keras = pytest.importorskip("tf_keras", reason="tf-keras is not installed")
+    model = tf_keras.Sequential([tf_keras.Input((3,)), tf_keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    seen = []
+
+    def handler(function, original, args, kwargs):
+        seen.append(run_hooks.tf_keras_step(run_hooks.python_function(function)))
+        return original(function, *args, **kwargs)
+
+    undo = run_hooks.on_function_call(handler)
+    try:
+        x, y = np.ones([4, 3], np.float32), np.ones([4, 1], np.float32)
+        model.fit(x, y, verbose=0)
+        model.evaluate(x, y, verbose=0)
+        model.predict(x, verbose=0)
+    finally:
+        undo()
+    assert [found for found in seen if found] == [(model, "train_step"), (model, "test_step"),
+                                                  (model, "predict_step")]

@@ -28,6 +28,12 @@ LOOP = "retraced_in_dataset_loop"  # XLA109 from a value of a tf.data loop
 TRACED = {"XLA108": "train_step", "XLA109": "encode", "XLA110": "update"}
 
 
+def _builds(truth: dict, expected: int) -> bool:
+    """The real run built ``expected`` XLA executables; no count where its release's profiler shows none
+    (TensorFlow 2.16 and 2.17: ``compare.counts_executables``), and the rest of the evidence holds alone."""
+    return truth["xla_builds"] == expected if truth["builds_counted"] else truth["xla_builds"] is None
+
+
 def _xlalint_run(folder, script: str, *flags: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu", "-q",
                              *flags, script], cwd=folder, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -78,7 +84,7 @@ def test_a_step_retraced_by_a_value_of_a_dataset_loop_is_seen_past_the_loops_fir
     """The real program traces and compiles the step once per batch; the run goes on past the loop's first
     batch while each batch traces again, and says so at the def (XLA109)."""
     truth = runs[0][LOOP]
-    assert truth["ok"] and truth["traced"]["step"] == 5 == truth["xla_builds"], truth
+    assert truth["ok"] and truth["traced"]["step"] == 5 and _builds(truth, 5), truth
     marks = {line for code, line in expected(TESTS / "data" / "run" / f"{LOOP}.py") if code == "XLA109"}
     assert {f["line"] for f in runs[1][LOOP]["findings"] if f["code"] == "XLA109"} == marks == {10}
 
@@ -89,8 +95,8 @@ def test_the_real_program_traces_and_compiles_again_where_the_rule_says(runs, co
     name = TRACED[code]
     assert truth[f"{code}_bad"]["ok"] and truth[f"{code}_good"]["ok"], truth
     assert truth[f"{code}_bad"]["traced"][name] >= 2 and truth[f"{code}_good"]["traced"][name] == 1, truth
-    assert truth[f"{code}_bad"]["xla_builds"] == truth[f"{code}_bad"]["traced"][name], truth  # one per trace
-    assert truth[f"{code}_good"]["xla_builds"] == 1, truth
+    assert _builds(truth[f"{code}_bad"], truth[f"{code}_bad"]["traced"][name]), truth  # per trace
+    assert _builds(truth[f"{code}_good"], 1), truth
     [finding] = [f for f in runs[1][code]["findings"] if f["code"] == code]
     if code != "XLA108":  # the run stops the loop early: the partial batch is foreseen, not seen
         assert f"{truth[f'{code}_bad']['traced'][name]}" in finding["message"], (finding, truth)
@@ -112,7 +118,7 @@ def test_a_compiled_function_over_a_strategys_devices_is_refused(runs):
     truth, report = runs[0], runs[1]["XLA305"]
     assert truth["XLA305_bad"]["type"] == "InvalidArgumentError" and "Trying to access resource" in \
         truth["XLA305_bad"]["message"], truth["XLA305_bad"]
-    assert truth["XLA305_good"]["ok"] and truth["XLA305_good"]["xla_builds"] == 2, truth  # one per replica
+    assert truth["XLA305_good"]["ok"] and _builds(truth["XLA305_good"], 2), truth  # per replica
     [entry] = report["entries"]
     assert (entry["name"], entry["verdict"]) == ("distributed_loss", "incompatible")
     [finding] = [f for f in report["findings"] if f["code"] == "XLA305"]
@@ -134,7 +140,7 @@ def test_the_partial_batch_is_fixed_by_drop_remainder(runs):
 
 def test_a_partial_batch_under_keras_fit(runs):
     truth, report = runs[0][FIT], runs[1][FIT]
-    assert truth["ok"] and truth["xla_builds"] == 2, truth  # the full batches, then the last one
+    assert truth["ok"] and _builds(truth, 2), truth  # the full batches, then the last one
     [finding] = [f for f in report["findings"] if f["code"] == "XLA108"]
     assert finding["line"] == 12 and finding["entry"] == "Sequential.train_step", finding
     assert "(float32[None,8], float32[None])" in finding["message"]

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
 import pytest
 import tensorflow as tf
 
-from helpers import run_xlalint
-from xlalint.core.support import DATA, load_support
+from helpers import REPO, run_xlalint
+from xlalint.core import tables
+from xlalint.core.support import load_support
 
 pytestmark = pytest.mark.tf  # every test here needs TensorFlow
 
@@ -25,8 +27,16 @@ def fresh_table(tmp_path_factory) -> dict:
 
 
 def test_shipped_table_matches_the_installed_registry(fresh_table):
-    shipped = json.loads((DATA / f"support_tf{tf.__version__}.json").read_text())
+    shipped = json.loads(tables.path(tables.SUPPORT, tf.__version__).read_text())
     assert fresh_table == shipped
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="reading XLA's constant inputs compiles a shim with g++")
+def test_shipped_constant_inputs_are_what_the_installed_registry_has(tmp_path):
+    out = tmp_path / "const_inputs.json"
+    subprocess.run([sys.executable, str(REPO / "tools" / "gen_const_inputs.py"), "--out", str(out)], check=True,
+                   capture_output=True, timeout=600)
+    assert json.loads(out.read_text()) == json.loads(tables.path(tables.CONST_INPUTS, tf.__version__).read_text())
 
 
 def test_tables_have_hundreds_of_ops_and_differ_only_where_expected(fresh_table):

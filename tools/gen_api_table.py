@@ -299,48 +299,64 @@ def _from_examples(forms, support) -> dict:
     return record
 
 
-def build_table(log=print) -> dict:
-    support = load_support(tf.__version__)
-    wrappers = op_wrapper_codes()
-    examples = _examples()
-    keyword_examples = _keyword_examples()
-    groups = public_callables()
-    records: dict[str, dict] = {}
-    counts = {"public_names": 0, "functions": len(groups), "op_wrappers": 0, "examples": 0, "traced": 0,
-              "untraced": 0, "unsafe_skipped": 0}
-    started = time.time()
-    for number, (obj, names) in enumerate(groups.values(), 1):
+class Generator:
+    """The records of the installed TensorFlow, one public function (all its names) at a time."""
+
+    def __init__(self) -> None:
+        self.support = load_support(tf.__version__)
+        self.wrappers = op_wrapper_codes()
+        self.examples = _examples()
+        self.keyword_examples = _keyword_examples()
+        self.counts = {"public_names": 0, "op_wrappers": 0, "examples": 0, "traced": 0, "untraced": 0,
+                       "unsafe_skipped": 0}
+
+    def record(self, obj, names: list[str]) -> dict | None:
+        """The table's record of ``obj`` (known by ``names``); None when it is not written (nothing blocks or warns,
+        or it cannot be called)."""
+        counts = self.counts
         counts["public_names"] += len(names)
         target = tf_decorator.unwrap(obj)[1] if not inspect.isclass(obj) else obj
-        named_example = next((examples[n] for n in names if n in examples), None)
-        if getattr(target, "__code__", None) in wrappers:
-            record = {"ops": [wrappers[target.__code__]], "how": "op"}
+        named_example = next((self.examples[n] for n in names if n in self.examples), None)
+        if getattr(target, "__code__", None) in self.wrappers:
+            record = {"ops": [self.wrappers[target.__code__]], "how": "op"}
             counts["op_wrappers"] += 1
         elif named_example:
-            record = _from_examples(named_example, support)
+            record = _from_examples(named_example, self.support)
             counts["examples"] += 1
         elif any(UNSAFE.search(n) for n in names):
             counts["unsafe_skipped"] += 1
-            continue
+            return None
         else:
             traced = trace_by_profiles(obj)
             if traced is None:
                 counts["untraced"] += 1
-                continue
+                return None
             record = {"ops": sorted(traced[0]), "how": f"traced ({traced[1]} forms)"}
             counts["traced"] += 1
         record["ops"] = [op for op in record["ops"] if op not in ALWAYS_COMPILED]
-        unsupported, dynamic = _classify(set(record["ops"]), support)
-        keyword_example = next((keyword_examples[n] for n in names if n in keyword_examples), None)
-        by_keyword = _by_keyword(keyword_example, support) if keyword_example and not unsupported else {}
-        if unsupported or dynamic or by_keyword:
-            record.update(unsupported=unsupported, dynamic_shape=dynamic, stateful=_stateful(record["ops"]))
-            if by_keyword:
-                record["by_keyword"] = by_keyword
-            for name in names:
-                records[name] = record
+        unsupported, dynamic = _classify(set(record["ops"]), self.support)
+        keyword_example = next((self.keyword_examples[n] for n in names if n in self.keyword_examples), None)
+        by_keyword = _by_keyword(keyword_example, self.support) if keyword_example and not unsupported else {}
+        if not (unsupported or dynamic or by_keyword):
+            return None
+        record.update(unsupported=unsupported, dynamic_shape=dynamic, stateful=_stateful(record["ops"]))
+        if by_keyword:
+            record["by_keyword"] = by_keyword
+        return record
+
+
+def build_table(log=print) -> dict:
+    generator, groups = Generator(), public_callables()
+    support = generator.support
+    records: dict[str, dict] = {}
+    started = time.time()
+    for number, (obj, names) in enumerate(groups.values(), 1):
+        record = generator.record(obj, names)
+        for name in names if record else ():
+            records[name] = record
         if number % 200 == 0:
             log(f"{number}/{len(groups)} functions, {time.time() - started:.0f} s")
+    counts = {"public_names": generator.counts["public_names"], "functions": len(groups), **generator.counts}
     missing = sorted({op for r in records.values() for op in r["unsupported"]} | {
         op for r in records.values() for blocked in r.get("by_keyword", {}).values() for ops in blocked.values()
         for op in ops})

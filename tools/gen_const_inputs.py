@@ -1,4 +1,4 @@
-"""Regenerate xlalint/data/const_inputs.json from TensorFlow's XLA op registry.
+"""Regenerate xlalint/data/const_inputs_tf<VERSION>.json from the installed TensorFlow's XLA op registry.
 
 For every op with an XLA kernel, the table lists the input args that XLA
 requires to be compile-time constants, plus the "metadata" ops (Shape, Rank,
@@ -7,9 +7,10 @@ installed TensorFlow's C++ registry through a small extern "C" shim, which is
 compiled with g++ into a temporary directory. Release-time tool only: it needs
 g++ and the TensorFlow headers; xlalint users never run it.
 
-Usage: python tools/gen_const_inputs.py
+Usage: python tools/gen_const_inputs.py [--out FILE.json]
 """
 
+import argparse
 import ctypes
 import json
 import os
@@ -23,13 +24,22 @@ from tensorflow.python.util import pywrap_xla_ops
 
 OUT_PATH = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), os.pardir, "xlalint", "data",
-    "const_inputs.json")
+    f"const_inputs_tf{tf.__version__}.json")
 XLA_DEVICES = ("XLA_CPU_JIT", "XLA_GPU_JIT")
 
 SHIM_SOURCE = r"""
 #include <string>
 #include <unordered_set>
-#include "tensorflow/compiler/tf2xla/xla_op_registry.h"
+
+// The two static members of tensorflow/compiler/tf2xla/xla_op_registry.h this reads, declared
+// here: the full header makes the compile take a minute, this declaration a second.
+namespace tensorflow {
+class XlaOpRegistry {
+ public:
+  static const std::unordered_set<std::string>* CompileTimeConstantInputArgNames(const std::string& op);
+  static bool IsMetadataOp(const std::string& op);
+};
+}  // namespace tensorflow
 
 using tensorflow::XlaOpRegistry;
 
@@ -83,7 +93,8 @@ def xla_op_names():
                    if k.device_type in XLA_DEVICES})
 
 
-def main():
+def build_table():
+    """The table of the installed TensorFlow, as written."""
     ops = xla_op_names()
     with tempfile.TemporaryDirectory() as workdir:
         shim = build_shim(workdir)
@@ -97,19 +108,25 @@ def main():
             if shim.is_metadata_op(key):
                 metadata_ops.append(op)
 
-    table = {
+    return {
         "tensorflow": tf.__version__,
         "generated_by": "tools/gen_const_inputs.py",
         "compile_time_constant_inputs": const_inputs,
         "metadata_ops": metadata_ops,
     }
-    path = os.path.normpath(OUT_PATH)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.normpath(OUT_PATH))
+    path = parser.parse_args(argv).out
+    table = build_table()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(table, f, indent=1, sort_keys=True)
         f.write("\n")
-    print(f"wrote {path}: {len(const_inputs)} ops with constant inputs, "
-          f"{len(metadata_ops)} metadata ops", file=sys.stderr)
+    print(f"wrote {path}: {len(table['compile_time_constant_inputs'])} ops with constant inputs, "
+          f"{len(table['metadata_ops'])} metadata ops", file=sys.stderr)
 
 
 if __name__ == "__main__":

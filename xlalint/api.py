@@ -43,8 +43,9 @@ def check(fn_or_model: Any, *specs: Any, device: str = DEVICE, mode: str = MODE,
     from xlalint.backend.inprocess import trace_object
 
     raw, path, tensorflow = trace_object(fn_or_model, specs, options.verify)
-    report = Report(device=options.device, tensorflow=tensorflow)
-    produced = file_findings(report, file_result(path, entries=[raw]), load_support(tensorflow), options, True)
+    support = load_support(tensorflow)
+    report = Report(device=options.device, tensorflow=tensorflow, tables=support.tables_used(tensorflow))
+    produced = file_findings(report, file_result(path, entries=[raw]), support, options, True)
     report.findings = select_findings(report, produced, options, None)  # no comments: the object is checked, not a file
     return report
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from xlalint.autocluster.flatten import Unit
 from xlalint.autocluster.model import Model
+from xlalint.core.tables import version_key
 from xlalint.autocluster.tables import (
     COMPOSABLE_DTYPES, COMPOSABLE_UNARY, CONSTANT_OPS, CONTRACTIONS, FUSED_ACTIVATIONS, FUSION_DTYPES, IDEMPOTENT,
     NEUTRAL, REDUCTIONS, STATIC_SHAPE_OPS, is_stateful)
+
+ERF_GELU_UNTIL = (2, 18)  # the last release whose tf.nn.gelu(approximate=False) is written with Erf
 
 
 def rewrite(model: Model) -> None:
@@ -148,23 +151,32 @@ def _adds_a_bias(model: Model, contraction: str, add: str) -> bool:
 
 def _gelu_exact(model: Model, bias: str) -> list[str]:
     """The ops of ``tf.nn.gelu(approximate=False)`` after ``bias``, which the remapper fuses into the
-    ``_FusedMatMul`` as GeluExact: ``Mul(Mul(c, x), Erfc(Mul(Neg(x), c)))``; [] when they are not there."""
+    ``_FusedMatMul`` as GeluExact: ``Mul(Mul(c, x), Erfc(Mul(Neg(x), c)))`` (TensorFlow 2.19 on); up to 2.18
+    ``tf.nn.gelu`` makes ``Mul(Mul(c, x), AddV2(c, Erf(RealDiv(x, c))))``, which those releases fuse in a Keras
+    ``Dense`` (measured with bench/version_matrix.py; docs/versions.md). [] when they are not there."""
     def only(key, op_type):
         nxt = _single_consumer(model, key)
         return nxt if nxt is not None and model.units[nxt].type == op_type and model.group[nxt] == nxt else None
 
-    def scaled(key):  # a Mul of ``key`` by a constant
+    def constant_operand(key, op_type):  # ``key`` is an ``op_type`` of its input and a constant
         unit = model.units[key]
-        return unit.type == "Mul" and any(model.units[s].type in CONSTANT_OPS for s in unit.inputs if s and s != key)
+        return unit.type == op_type and any(model.units[s].type in CONSTANT_OPS for s in unit.inputs if s and s != key)
 
     consumers = model.consumers[bias]
     if len(consumers) != 2:
         return []
-    half = next((c for c in consumers if scaled(c) and model.units[c].inputs.count(bias) == 1), None)
-    neg = next((c for c in consumers if model.units[c].type == "Neg"), None)
-    scale = only(neg, "Mul") if neg else None
-    erfc = only(scale, "Erfc") if scale and scaled(scale) else None
-    out = only(erfc, "Mul") if erfc else None
+    half = next((c for c in consumers if constant_operand(c, "Mul") and model.units[c].inputs.count(bias) == 1), None)
+    if version_key(model.support.tensorflow)[:2] <= ERF_GELU_UNTIL:
+        divided = next((c for c in consumers if constant_operand(c, "RealDiv")), None)
+        erf = only(divided, "Erf") if divided else None
+        plus = only(erf, "AddV2") if erf else None
+        chain = [divided, erf, plus] if plus and constant_operand(plus, "AddV2") else []
+    else:
+        neg = next((c for c in consumers if model.units[c].type == "Neg"), None)
+        scale = only(neg, "Mul") if neg else None
+        erfc = only(scale, "Erfc") if scale and constant_operand(scale, "Mul") else None
+        chain = [neg, scale, erfc] if erfc else []
+    out = only(chain[-1], "Mul") if chain else None
     if half is None or out is None or _single_consumer(model, half) != out:
         return []
-    return [half, neg, scale, erfc, out]
+    return [half, *chain, out]

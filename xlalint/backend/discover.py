@@ -42,6 +42,7 @@ class Candidate:
     reason: str | None = None
     jit_compile: bool | None = None
     model: object = None  # the Keras 3 model behind a keras-model/keras-builder entry
+    legacy_model: object = None  # the tf-keras (Keras 2) model behind one
     helper: str | None = None  # a discovered tf.function without signature: the name its traces carry
     keras: dict | None = None  # a compiled Keras model's jit_compile decisions (keras_step.jit_decisions)
     inputs: object = None  # a Keras model's input specs in its own structure
@@ -226,11 +227,12 @@ def model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Ca
     """Forward pass of a Keras model (``training=False``) on inputs of its own structure, or given specs."""
     structure = _model_inputs(model)
     keras3 = model if isinstance(model, keras.Model) else None  # Keras 3's layer rules (XLA301) are its own
+    legacy = None if keras3 is not None else model
     if specs is not None:
         structure = _given_structure(structure, specs)
     elif structure is None:
         return Candidate(
-            name, line, "keras-model", model=keras3,
+            name, line, "keras-model", model=keras3, legacy_model=legacy,
             reason=f"Keras model `{name}` has no known inputs (subclassed and not built): "
             f"give specs, e.g. `xlalint FILE::{name} --spec \"float32[8,32]\"`",
         )
@@ -240,7 +242,7 @@ def model_candidate(name: str, model, line: int, specs: list[Spec] | None) -> Ca
 
     forward.__name__ = forward.__qualname__ = _arg_name(name) or "model"  # the traced function's name
     return Candidate(name, line, "keras-model", function=tf.function(forward), python_function=forward,
-                     specs=tf.nest.flatten(structure), model=keras3, inputs=structure)
+                     specs=tf.nest.flatten(structure), model=keras3, legacy_model=legacy, inputs=structure)
 
 
 def _model_wrapper_candidate(name: str, function, model, line: int) -> Candidate:

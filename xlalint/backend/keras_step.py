@@ -6,8 +6,8 @@ the compiled loss, regularization losses, metrics, loss scaling and the optimize
 user's own ``train_step``), compiled with ``jit_compile=model.jit_compile``. Both the step and the
 decision are asked of Keras itself here; only "is there a GPU" is answered for the target device.
 
-Used by discovery (a compiled model in a file) and by a running script (a model about to ``fit``):
-``train_step_candidate(name, model, line, inputs, site_of)``.
+Used by discovery (a compiled model in a file, ``train_steps``) and by a running script (a model about to
+``fit``): ``train_step_candidate(name, model, line, inputs, site_of)``. tf-keras's: ``tf_keras_step``.
 """
 
 from __future__ import annotations
@@ -155,10 +155,14 @@ def _is_sparse(loss) -> bool:
 
 
 def target_specs(model, inputs):
-    """Targets ``fit`` would get, one per output: the output's shape and dtype, or for a sparse loss
-    integer ids of the output's shape without its last axis."""
+    """Targets ``fit`` would get for ``inputs``, as ``targets_of`` makes them from Keras' own output specs."""
     specs = tf.nest.map_structure(lambda s: keras.KerasTensor(s.shape, s.dtype.name), inputs)
-    predicted = model.compute_output_spec(specs, training=False)
+    return targets_of(model, model.compute_output_spec(specs, training=False))
+
+
+def targets_of(model, predicted):
+    """Targets ``fit`` would get, one per output of ``predicted`` (anything with a shape and a dtype): the
+    output's shape and dtype, or for a sparse loss integer ids of the output's shape without its last axis."""
     loss = getattr(model, "loss", None)
     losses = loss if isinstance(loss, (list, tuple)) and len(loss) == len(tf.nest.flatten(predicted)) else None
     flat = []
@@ -193,19 +197,3 @@ def train_step_candidate(name: str, model, line: int, inputs, site_of, compiled:
     fit.__name__ = fit.__qualname__ = f"{name.replace('.', '_')}_fit"
     return Candidate(entry, line, "keras-fit", function=tf.function(fit), python_function=fit,
                      specs=tf.nest.flatten(data), model=model, keras=decisions)
-
-
-def with_train_steps(candidates: list[Candidate], site_of, compiled: dict) -> list[Candidate]:
-    """``candidates`` with, after each compiled Keras model, the train step ``fit`` compiles for it;
-    both carry Keras' jit_compile decisions."""
-    found = []
-    for candidate in candidates:
-        found.append(candidate)
-        if candidate.model is None or not is_compiled(candidate.model):
-            continue
-        step = train_step_candidate(candidate.name, candidate.model, candidate.line, candidate.inputs, site_of,
-                                    compiled) if candidate.inputs is not None else None
-        candidate.keras = step.keras if step else jit_decisions(candidate.model, compiled, site_of)
-        if step:
-            found.append(step)
-    return found

@@ -130,7 +130,7 @@ def _trace_entries(module, source: str, request: Request, recorder, capture) -> 
     from xlalint.backend.covered_models import is_forward, trace_order, without_covered
     from xlalint.backend.entry import traced_entry
     from xlalint.backend.discover import discover, without_called_helpers
-    from xlalint.backend.keras_step import with_train_steps
+    from xlalint.backend.train_steps import with_train_steps
 
     targets = {t["name"]: ([parse_spec(s) for s in specs] if (specs := t.get("specs")) else None)
                for t in request.get("targets", [])}
@@ -140,7 +140,7 @@ def _trace_entries(module, source: str, request: Request, recorder, capture) -> 
 
     def captured_already(candidate) -> bool:
         if candidate.kind == "keras-fit":
-            return capture.captured(candidate.model)
+            return capture.captured(candidate.model or candidate.legacy_model)
         return candidate.kind in ("tf.function", "function", "model-wrapper") and candidate.line in lines
 
     candidates = [c for c in with_train_steps(discover(module, source, targets, request["discover"]),

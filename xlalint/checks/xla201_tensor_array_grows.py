@@ -5,6 +5,11 @@ from __future__ import annotations
 from xlalint.analyses.tensor_lists import HINT, growing_writes, list_reader
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.core.opgraph import OpGraph
+from xlalint.core.tables import version_key
+
+# Measured with bench/version_matrix.py: TensorFlow 2.16's XLA refuses to compile a write that grows an array that
+# starts empty, where 2.17 to 2.21 compile it and return the array empty.
+EMPTY_REFUSED_BEFORE = (2, 17)
 
 
 def check(graph: OpGraph, ctx: Context):
@@ -20,6 +25,10 @@ def check(graph: OpGraph, ctx: Context):
             message = (f"this write goes past the initial size ({write.smallest}) of a TensorArray(dynamic_size="
                        "True); under XLA the array keeps that size and the write is dropped or lands on its last "
                        "element, without an error")
+        elif version_key(ctx.support.tensorflow)[:2] < EMPTY_REFUSED_BEFORE:
+            message = (f"this write grows a TensorArray(dynamic_size=True) that starts empty; with TensorFlow "
+                       f"{ctx.support.tensorflow} XLA refuses to compile it (\"Update dim size 1 greater than dynamic "
+                       "slice dimension: 0\"); later releases compile it and return the array empty, without an error")
         else:
             message = ("this write grows a TensorArray(dynamic_size=True) that starts empty; under XLA the array "
                        "keeps size 0 and comes back empty or cut short, without an error")

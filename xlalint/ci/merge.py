@@ -124,6 +124,7 @@ def _merged(ordered: list[dict]) -> Report:
     return Report(
         device=ordered[0]["device"],
         tensorflow=next((data["tensorflow"] for data in ordered if data["tensorflow"]), None),
+        tables=next((data["tables"] for data in ordered if data.get("tables")), None),
         entries=_in_order(shards, "entries", "entries", lambda e: Entry(**e)),
         findings=_used_elsewhere_dropped(one_per_place(_in_order(shards, "findings", "findings", Finding.from_json)),
                                          shards),

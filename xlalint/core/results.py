@@ -177,6 +177,7 @@ class Report:
     run: dict | None = None  # `xlalint run`: the script, where and why its run stopped, what it wrote
     runs: list[dict] = field(default_factory=list)  # `xlalint run` of listed commands: a `run` each, with its command
     shard: "ShardRun | None" = None  # with --shard: which shard, and each result's place in the whole run
+    tables: dict | None = None  # which shipped (or generated) tables the run used (xlalint.core.tables.used)
 
     @property
     def ok(self) -> bool:

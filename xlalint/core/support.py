@@ -1,8 +1,10 @@
 """XLA support tables: which ops have an XLA kernel per device, for which dtypes.
 
 Tables come from the installed TensorFlow's kernel registry (see
-``xlalint.backend.support_tables``): the one shipped for the pinned version,
-else one generated once per TensorFlow version into the cache directory. The
+``xlalint.backend.support_tables``): the one shipped for that version, else one
+generated once per TensorFlow version into the cache directory, else the closest
+shipped one (``xlalint.core.tables``); the compile-time-constant inputs are the
+ones shipped for that version, else for the closest shipped one. The
 ``tpu`` table is approximate: these wheels register no TPU backend, so it is
 the CPU table without complex128.
 """
@@ -20,7 +22,8 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-DATA = Path(__file__).parent.parent / "data"
+from xlalint.core import tables
+
 DEVICES = ("cpu", "gpu", "tpu")  # the XLA devices a run can target
 APPROXIMATE_DEVICES = frozenset({"tpu"})  # no backend in these wheels: its table is derived from the CPU's
 # the devices TensorFlow here registers XLA kernels for and runs code on (--verify, doctor)
@@ -41,6 +44,10 @@ class SupportTable:
     devices: dict  # device -> op -> [ {attr: [dtype, ...]}, ... ] (one dict per kernel)
     const_inputs: dict  # op -> [input arg names that must be compile-time constants]
     metadata_ops: frozenset
+
+    def tables_used(self, tensorflow: str | None) -> dict:
+        """What a report says of the tables a run on ``tensorflow`` used (``xlalint.core.tables.used``)."""
+        return tables.used(tensorflow, (self.tensorflow, self.source))
 
     def kernels(self, device: str) -> dict:
         return self.devices[device]
@@ -75,10 +82,6 @@ def _with_tpu(devices: dict) -> dict:
         for op, kernels in devices["cpu"].items()
     }
     return {**devices, "tpu": tpu}
-
-
-def _shipped_versions() -> list[str]:
-    return sorted(p.stem.removeprefix("support_tf") for p in DATA.glob("support_tf*.json"))
 
 
 def _generate(target: Path) -> bool:
@@ -125,17 +128,18 @@ def build_tag() -> str:
 
 @lru_cache(maxsize=None)
 def load_support(tensorflow: str | None) -> SupportTable:
-    """The table for ``tensorflow`` (a version string); falls back to the newest shipped one."""
-    shipped = DATA / f"support_tf{tensorflow}.json"
+    """The table for ``tensorflow`` (a version string); falls back to the closest shipped one."""
+    shipped = tables.path(tables.SUPPORT, tensorflow or "")
     cached = cache_dir() / f"support_tf{tensorflow}-{build_tag()}.json"  # ~/.cache may travel between machines
     if shipped.exists():
         path, source = shipped, "shipped"
     elif tensorflow and (cached.exists() or _generate(cached)):
         path, source = cached, "generated"
     else:
-        path, source = DATA / f"support_tf{_shipped_versions()[-1]}.json", "fallback"
+        path, source = tables.path(tables.SUPPORT, tables.closest(tables.SUPPORT, tensorflow)), "fallback"
     table = json.loads(path.read_text(encoding="utf-8"))
-    consts = json.loads((DATA / "const_inputs.json").read_text(encoding="utf-8"))
+    consts = json.loads(tables.path(tables.CONST_INPUTS, tables.closest(tables.CONST_INPUTS, tensorflow))
+                        .read_text(encoding="utf-8"))
     return SupportTable(
         tensorflow=table["tensorflow"],
         source=source,

@@ -18,7 +18,8 @@ from xlalint.doctor.flags import VARIABLES, check_flags, known_flags, split_flag
 from xlalint.doctor.gpu_checks import toolchain_checks
 from xlalint.doctor.model import OK, PROBLEM, SKIPPED, Check, DeviceResult, Diagnosis
 from xlalint.doctor.toolchain import driver_cuda_version, driver_version
-from xlalint.core.support import LOCAL_DEVICES
+from xlalint.core.support import LOCAL_DEVICES, load_support
+from xlalint.core.tables import describe
 from xlalint.process.python_child import module_command
 
 CHOICES = (*LOCAL_DEVICES, "all")
@@ -64,7 +65,7 @@ def diagnose(device: str = "all", require: str | None = None, env: dict | None =
                       "pip install tensorflow (or tensorflow[and-cuda] for GPUs)")
         return Diagnosis(VERSION, None, [check], [DeviceResult(d, "broken", detail=error or "") for d in wanted],
                          _required(device, require, set()))
-    checks = build_checks(probe)
+    checks = build_checks(probe) + [tables_check(probe["tensorflow"])]
     table = known_flags(probe["tensorflow"], probe["tensorflow_dir"], clean)
     checks += check_flags(env, table, probe["tensorflow"])
     if "gpu" in wanted:
@@ -110,6 +111,16 @@ def build_checks(probe: dict) -> list[Check]:
     return checks
 
 
+def tables_check(tensorflow: str) -> Check:
+    """Which tables xlalint uses for this TensorFlow: shipped, generated here, or another version's."""
+    support = load_support(tensorflow)
+    detail = describe(support.tables_used(tensorflow))
+    if support.source == "fallback":
+        return Check("xlalint tables", PROBLEM, detail + " (this TensorFlow's XLA registry could not be read)",
+                     f"run `{sys.executable} -m xlalint.backend.support_tables OUT.json` to see why")
+    return Check("xlalint tables", OK, detail)
+
+
 def smoke_env(env: dict, cache: bool) -> dict:
     """The user's environment with auto-clustering turned on (appended flags win); without the
     persistent cache unless ``cache``, so compilations are counted, not loaded."""
@@ -137,7 +148,8 @@ def smoke_device(device: str, gpu_visible: bool, env: dict, cache: bool = False)
 
 
 def _count(compilations) -> str:
-    return "compilations not counted (profiler busy)" if compilations is None else f"{compilations} compilation(s)"
+    return ("compilations not counted (profiler busy, or a TensorFlow whose XLA builds leave no profiler event)"
+            if compilations is None else f"{compilations} compilation(s)")
 
 
 def _smoke_checks(result: DeviceResult, required: bool, build: dict) -> list[Check]:

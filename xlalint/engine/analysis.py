@@ -36,7 +36,8 @@ from xlalint.engine.static_fallback import untraced
 from xlalint.engine.static import check_files
 from xlalint.engine.source_pass import scan_source, scan_text
 from xlalint.source.suppressions import SuppressionIndex
-from xlalint.core.support import load_support
+from xlalint.core.support import installed_tensorflow, load_support
+from xlalint.core.tables import used
 from xlalint.core.wire import CapturedRecord, EntryRecord, FileResult, captured_records
 
 NOTHING_FOUND = ("no entry point found: give a tf.function an input_signature, define a Keras model "
@@ -72,6 +73,8 @@ def analyze(plan: Plan, options: Options) -> Report:
         report.shard.used_comments = [(display_path(path), line) for path, line in suppressions.used()]
     report.entries = in_cells(report.entries)
     record_sources(report.sources, (f.path for f in report.findings))
+    if report.tensorflow:
+        report.tables = load_support(report.tensorflow).tables_used(report.tensorflow)
     return report
 
 
@@ -122,7 +125,7 @@ def source_findings(path: str, options: Options, entries: Sequence[Mapping[str, 
 def static_report(paths: list[str], options: Options, texts: Mapping[str, str] | None = None) -> Report:
     """``--static``: the source pass alone, with the same selection, ignores and suppressions; ``texts`` (absolute
     path -> Python source) are read in place of those files (an editor's buffers, ``xlalint server``)."""
-    report = Report(device=options.device, tensorflow=load_table()["tensorflow"])
+    report = Report(device=options.device, tensorflow=load_table()["tensorflow"], tables=used(installed_tensorflow()))
     files, report.errors = collect_files(paths, options.excluded, texts or ())
     files = ShardRun.start(report, files, options.shard, options.root)
     record_sources(report.sources, files)

@@ -14,6 +14,7 @@ def emit(report: Report) -> str:
         {
             "xlalint": VERSION,
             "tensorflow": report.tensorflow,
+            "tables": report.tables,
             "device": report.device,
             "entries": [e.to_json() for e in report.entries],
             "findings": [f.to_json() for f in report.findings],

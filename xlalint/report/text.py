@@ -11,6 +11,7 @@ from xlalint.autocluster.judge import share_text
 from xlalint.ci.baseline import summary_lines as baseline_lines
 from xlalint.engine.coverage import framework_off, is_ready, summary_lines as coverage_lines
 from xlalint.core.results import Report, place
+from xlalint.core.tables import describe
 
 COLORS = {"error": "31", "warning": "33", "info": "36", "path": "1", "hint": "2"}
 
@@ -149,4 +150,6 @@ def _summary(report: Report) -> list[str]:
         lines.append("findings: " + ", ".join(f"{code} x{n}" for code, n in sorted(codes.items())))
     if report.baseline:
         lines += baseline_lines(report.baseline)
+    if report.tables:
+        lines.append(describe(report.tables))
     return lines

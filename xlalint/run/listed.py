@@ -23,7 +23,8 @@ def listed_command(command: str) -> tuple[str | None, str | None, list[str]]:
 
 def together(reports: list[Report], commands: list[str]) -> Report:
     """One report of the runs of ``commands`` (their reports, in order)."""
-    merged = Report(device=reports[0].device, tensorflow=next((r.tensorflow for r in reports if r.tensorflow), None))
+    merged = Report(device=reports[0].device, tensorflow=next((r.tensorflow for r in reports if r.tensorflow), None),
+                    tables=next((r.tables for r in reports if r.tables), None))
     entries: dict = {}
     for report in reports:
         merged.findings += report.findings

@@ -109,6 +109,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     records: list[CapturedRecord] = result["records"]
     suppressions = SuppressionIndex()
     support = load_support(report.tensorflow)
+    report.tables = support.tables_used(report.tensorflow)
     by_file: dict[str, list[EntryRecord]] = {}
     for record in records:
         entry: CapturedRecord = {**record, "seen_mode": seen_mode(record.get("auto_jit"))}

@@ -9,12 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
+from xlalint.core import tables
 from xlalint.core.support import installed_tensorflow
-
-DATA = Path(__file__).resolve().parent.parent / "data"
-PREFIX = "static_api_tf"
 
 
 @dataclass(frozen=True)
@@ -29,23 +26,12 @@ class ApiInfo:
     max_args: int | None  # the record holds only for calls with at most this many arguments
 
 
-def shipped_versions() -> list[str]:
-    def key(version: str):
-        return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))
-
-    return sorted((p.stem[len(PREFIX):] for p in DATA.glob(PREFIX + "*.json")), key=key)
-
-
 @lru_cache(maxsize=None)
 def load_table(tensorflow: str | None = None) -> dict:
     """The table for ``tensorflow`` (default: the installed version, read without importing it);
-    the newest shipped table when there is none for that version."""
-    versions = shipped_versions()
-    if not versions:
-        raise FileNotFoundError(f"no {PREFIX}*.json in {DATA}")
-    wanted = tensorflow or installed_tensorflow()
-    version = wanted if wanted in versions else versions[-1]
-    return json.loads((DATA / f"{PREFIX}{version}.json").read_text(encoding="utf-8"))
+    the closest shipped table when there is none for that version (``xlalint.core.tables``)."""
+    version = tables.closest(tables.API, tensorflow or installed_tensorflow())
+    return json.loads(tables.path(tables.API, version).read_text(encoding="utf-8"))
 
 
 def no_kernel(table: dict, device: str) -> frozenset[str]:

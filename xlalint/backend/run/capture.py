@@ -153,6 +153,8 @@ class Capture:
         self._tracing: list[bool] = []  # the jit_compile setting of each function being traced, innermost last
         self._set_jit_at: list | None = None  # [file, line] of the set_jit call that turned auto-clustering on
         self.active = True  # off: every call and loop runs as the program wrote it (xlalint's own traces after)
+        # handler(python function, args, kwargs) -> None, or a callable answering a library's call (keras_steps)
+        self.library_steps: list = []
         self.loops_left = 0  # loops of captured calls left for the code after them (``loops.leave_loop``)
 
     def captured(self, model) -> bool:
@@ -187,8 +189,10 @@ class Capture:
         if self._running or not self.active:  # inside a first step: part of its caller
             return original(function, *args, **kwargs)
         found = self._users(function)
-        if found is None:  # a library's own tf.function: let it run
-            return original(function, *args, **kwargs)
+        if found is None:  # a library's own tf.function: let it run, unless it is a library's step (keras_steps)
+            python = _code_of(run_hooks.cloned_from(function) or function)
+            answer = next(filter(None, (step(python, args, kwargs) for step in self.library_steps)), None)
+            return answer() if answer else original(function, *args, **kwargs)
         key, where, counted = found
         if not tf.executing_eagerly():
             return self._inside_trace(function, original, args, kwargs, key, where)

@@ -1,8 +1,8 @@
 """The private TensorFlow and Keras hooks that ``xlalint run`` uses, and nothing else.
 
 Every attribute named here is private to TensorFlow or Keras and may move between releases;
-``SUPPORTED`` lists the versions whose sources were read, and a test checks each hook on the
-installed ones. Read from TensorFlow 2.21 and Keras 3.15:
+``SUPPORTED`` lists the releases each hook was checked on (``tests/test_run_hooks.py``, which
+``bench/version_matrix.py`` runs with TensorFlow 2.16 to 2.21). Read from TensorFlow 2.21 and Keras 3.15:
 
 - ``polymorphic_function.Function.__call__``: every call of every ``tf.function`` (methods
   too: ``__get__`` binds a copy of the same class), with its real arguments.
@@ -24,6 +24,11 @@ installed ones. Read from TensorFlow 2.21 and Keras 3.15:
 - ``TensorFlowTrainer.make_predict_function`` and ``predict_function``: where Keras wraps
   ``predict_step`` in ``tf.function(one_step_on_data, jit_compile=True)`` (only when its
   ``jit_compile`` is on) inside a plain ``tf.function`` taking a list of batches.
+- tf-keras (``tf_keras.src.engine.training``, read from tf-keras 2.16 to 2.21): ``make_train_function``,
+  ``make_test_function`` and ``make_predict_function`` wrap a plain ``train_function(iterator)`` (``test_function``,
+  ``predict_function``), closing over the model as ``self``, in a ``tf.function``; it calls ``train_step``
+  (``test_step``, ``predict_step``) on ``next(iterator)``, in ``tf.function(run_step, jit_compile=True)`` when the
+  model's ``jit_compile`` is on. Recognized by that module and name, so tf-keras is never imported here.
 - ``file_io._pywrap_file_io``: the C++ calls behind ``tf.io.gfile`` writes (``WritableFile``,
   ``CreateDir``, ``RecursivelyCreateDir``, ``DeleteFile``, ``RenameFile``, ``CopyFile``,
   ``DeleteRecursively``), which Python's audit events do not see.
@@ -35,6 +40,7 @@ import contextlib
 import functools
 import inspect
 import sys
+from typing import Any
 
 import keras
 import tensorflow as tf
@@ -46,7 +52,9 @@ from tensorflow.python.eager.polymorphic_function import polymorphic_function
 from tensorflow.python.lib.io import file_io
 from tensorflow.python.util import deprecation, tf_stack
 
-SUPPORTED = (("2.21", "3.15"),)  # (TensorFlow, Keras) releases whose sources these hooks were read from
+# (TensorFlow, Keras) releases these hooks were read from (2.21) and checked on (tests/test_run_hooks.py, run by
+# bench/version_matrix.py in an environment per release: docs/versions.md)
+SUPPORTED = tuple((f"2.{minor}", "3.15") for minor in range(16, 22))
 FUNCTION = polymorphic_function.Function
 DATASET_ITERATORS = (iterator_ops.OwnedIterator, input_lib.DistributedIteratorBase)  # plain, distributed
 DATASET = dataset_ops.DatasetV2
@@ -55,6 +63,8 @@ UNLIFTABLE = lift_to_graph.UnliftableError  # a variable's initial value depends
 KERAS_TRAINER = keras_tf_trainer.TensorFlowTrainer
 FILE_IO = file_io._pywrap_file_io  # noqa: SLF001
 TF_FUNCTION_API = (f"{deprecation.__name__}.", f"{polymorphic_function.__name__}.")  # what tf.function(...) runs
+TF_KERAS_TRAINING = "tf_keras.src.engine.training"
+TF_KERAS_STEPS = {"train_function": "train_step", "test_function": "test_step", "predict_function": "predict_step"}
 # C++ file calls that write, with how many of their leading arguments are paths
 FILE_WRITES = {"WritableFile": 1, "CreateDir": 1, "RecursivelyCreateDir": 1, "DeleteFile": 1,
                "RenameFile": 2, "CopyFile": 2, "DeleteRecursively": 1}
@@ -88,6 +98,17 @@ def is_tf_function_api(callee: str) -> bool:
     """Whether ``callee`` (a frame's ``module.qualified_name``) is ``tf.function`` itself: the user's line that
     called it made the ``tf.function`` (not a library's code it called)."""
     return callee.startswith(TF_FUNCTION_API)
+
+
+def tf_keras_step(python) -> tuple[Any, str] | None:
+    """``(model, step method name)`` when ``python`` is the one-step-per-call function tf-keras's ``fit``,
+    ``evaluate`` or ``predict`` wraps in a ``tf.function``; None for any other function."""
+    code = getattr(python, "__code__", None)
+    if getattr(python, "__module__", None) != TF_KERAS_TRAINING or python.__name__ not in TF_KERAS_STEPS \
+            or code is None or code.co_argcount != 1:  # steps_per_execution > 1: a loop over several steps
+        return None
+    cells = dict(zip(code.co_freevars, python.__closure__ or ()))
+    return (cells["self"].cell_contents, TF_KERAS_STEPS[python.__name__]) if "self" in cells else None
 
 
 def _wrap(owner, name: str, make):

@@ -34,10 +34,20 @@ _TOLERANCE = {tf.float64: (1e-7, 1e-9), tf.float32: (1e-4, 1e-5), tf.float16: (1
               tf.bfloat16: (5e-2, 1e-2), tf.complex128: (1e-7, 1e-9), tf.complex64: (1e-4, 1e-5)}
 _TRAINING_SLACK = 10  # several steps compound the rounding differences
 
-# The profiler event XLA emits once per executable it builds, by device kind. CPU: checked
-# on TF 2.21. GPU: GpuCompiler::RunHloPasses annotates "HLO Transforms:<module>" (per
-# xla/service/gpu/gpu_compiler.cc, not checked here); autotuning builds skip RunHloPasses.
-_BUILD_EVENT = {"CPU": "CpuCompiler::RunBackend", "GPU": "HLO Transforms:"}
+# The profiler events XLA emits once per executable it builds, by device kind; a release emits one of them.
+# CPU, measured per release (bench/version_matrix.py's environments): "CpuCompiler::CompileLegacyCpuExecutable"
+# on 2.18, "CpuCompiler::RunBackend" from 2.19; 2.16 and 2.17 emit no event for an XLA:CPU build at the
+# profiler's default level, so their executables are not counted there (None). GPU: GpuCompiler::RunHloPasses
+# annotates "HLO Transforms:<module>" (per xla/service/gpu/gpu_compiler.cc, not checked here); autotuning
+# builds skip RunHloPasses.
+_BUILD_EVENT = {"CPU": ("CpuCompiler::RunBackend", "CpuCompiler::CompileLegacyCpuExecutable"),
+                "GPU": ("HLO Transforms:",)}
+_SILENT = {"CPU": ("2.16.", "2.17.")}  # releases whose builds on that device kind leave no profiler event
+
+
+def counts_executables(device: str) -> bool:
+    """Whether this TensorFlow's profiler shows each executable XLA builds on ``device`` ("CPU", "GPU:0")."""
+    return not tf.__version__.startswith(_SILENT.get(device.split(":")[0].upper(), ()))
 
 _UNSUPPORTED_OP = re.compile(r"on XLA_\w+?_JIT: (\w+) \(")
 _CONSTANT_INPUT_OP = re.compile(r"with op (\w+) must be a compile-time constant")
@@ -241,9 +251,10 @@ def _restored(variables):
 
 @contextmanager
 def compilations(device: str):
-    """Yield a dict whose "count" is, after the block, the executables XLA built in it (or None)."""
+    """Yield a dict whose "count" is, after the block, the executables XLA built in it (or None: no profiler
+    session, or a release whose builds leave no event, ``counts_executables``)."""
     built: dict[str, int | None] = {"count": None}
-    session = _start_profiler()
+    session = _start_profiler() if counts_executables(device) else None
     try:
         yield built
     finally:
@@ -271,8 +282,7 @@ def _count_builds(session, device: str) -> int | None:
         trace = trace_events_pb2.Trace.FromString(session.stop())
     except Exception:  # not the trace-events format this was written against
         return None
-    marker = _BUILD_EVENT[device.split(":")[0]]
-    return sum(event.name.startswith(marker) for event in trace.trace_events)
+    return sum(event.name.startswith(_BUILD_EVENT[device.split(":")[0]]) for event in trace.trace_events)
 
 
 def _op_types(graph) -> dict[str, str]:
