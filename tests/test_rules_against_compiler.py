@@ -61,8 +61,8 @@ def test_compiler_agrees_with_bad_example(rule_dir, rules_report):
     for name, fn in gt.entries(module).items():
         if code.startswith("XLA2"):  # silent: it compiles and runs, and the result differs
             if gt.compile_error(fn) is not None:  # where this release's compiler refuses it, the finding says so
-                assert any("refuses to compile" in f["message"] for f in _found(rules_report, rule_dir, code, name)), \
-                    f"{name}: {gt.compile_error(fn)}"
+                found = _entry_findings(rules_report, rule_dir, code, name)
+                assert any("refuses to compile" in f["message"] for f in found), f"{name}: {gt.compile_error(fn)}"
                 continue
             assert gt.xla_result_differs(fn), f"{name}: XLA gave TensorFlow's result, but xlalint says {code}"
         elif RULES[code].severity == "error":
@@ -116,7 +116,7 @@ WARNING_EVIDENCE = {
 }
 
 
-def _found(report: dict, rule_dir: Path, code: str, entry: str) -> list[dict]:
+def _entry_findings(report: dict, rule_dir: Path, code: str, entry: str) -> list[dict]:
     rel = str((rule_dir / "bad.py").relative_to(REPO))
     return [f for f in report["findings"] if f["code"] == code and f["path"] == rel and f["entry"] == entry]
 
