@@ -133,14 +133,16 @@ async def changes(session: Session, root: Path, count: int) -> list[float]:
     text = big_file()
     path.write_text(text)
     uri = path.as_uri()
-    session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text)))
+    session.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text)))
     await session.until(session.diagnostics_after(uri, 1))
     times = []
     for version in range(2, count + 2):
         edited = text.replace("    tf.print(z)\n", "    z = z + 0.0\n", 1) if version % 2 == 0 else text
         sent = time.perf_counter()
         session.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(version, uri), [types.TextDocumentContentChangeWholeDocument(edited)]))
+            types.VersionedTextDocumentIdentifier(version, uri),
+            [types.TextDocumentContentChangeWholeDocument(edited)]))
         times.append(await session.until(session.diagnostics_after(uri, version, sent)) - sent)
     return times
 
@@ -182,7 +184,8 @@ async def main(args) -> None:
         try:
             changed = await changes(session, root, args.changes)
             first, saved = await saves(session, root, args.saves)
-            runs = [await asyncio.to_thread(command, root, shared) for _ in range(args.cold) for shared in (False, True)]
+            runs = [await asyncio.to_thread(command, root, shared)
+                    for _ in range(args.cold) for shared in (False, True)]
         finally:
             await session.stop()
     colds, warms = [t for t, _ in runs[::2]], [t for t, _ in runs[1::2]]

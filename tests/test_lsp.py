@@ -110,7 +110,8 @@ async def test_notebook_findings_are_in_their_cells(client: LanguageClient, tmp_
              types.NotebookCellKind.Code]
     texts = [NOTEBOOK_CELLS[0], "# notes", NOTEBOOK_CELLS[1], NOTEBOOK_CELLS[2]]
     client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
-        types.NotebookDocument(notebook, "jupyter-notebook", 1, [types.NotebookCell(k, c) for k, c in zip(kinds, cells)]),
+        types.NotebookDocument(notebook, "jupyter-notebook", 1,
+                               [types.NotebookCell(k, c) for k, c in zip(kinds, cells)]),
         [types.TextDocumentItem(c, "python" if k == types.NotebookCellKind.Code else "markdown", 1, t)
          for c, k, t in zip(cells, kinds, texts)]))
     found = await diagnostics(client, cells[3], bool)

@@ -2,7 +2,8 @@
 
 One editor session for the module (TensorFlow imported once by its server): a save gets the compiler's
 answer at the compiler's line (the script also run for real, ``run_truth.py``), with ``$/progress``; a file
-that hangs at import reports its timeout and the server goes on; a newer save kills a stale trace; the
+that hangs at import reports its timeout and the server goes on; a newer save kills a stale trace; a listed
+``xlalint run`` command that reaches the saved file adds what it captured there; the
 command line traces on the same server and answers as a cold run does; shutdown and exit leave no process behind.
 """
 
@@ -152,6 +153,23 @@ async def test_a_newer_save_kills_the_stale_trace(client: LanguageClient, projec
     await asyncio.wait_for(eventually(lambda: not alive(stale)), KILLED_WITHIN_S)
     full = await diagnostics(client, uri, lambda d: any(x.code == "XLA001" and STATIC not in x.message for x in d))
     assert not any(d.code is None for d in full)  # the stale trace is not reported
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_listed_run_that_reaches_the_saved_file_adds_what_it_captured(client: LanguageClient, project):
+    folder = project / "listed"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text("[tool.xlalint]\ndevice = \"cpu\"\nrun = [\"train.py\"]\n")
+    (folder / "train.py").write_text("import tensorflow as tf\n\nfrom model import step\n\n"
+                                     "if __name__ == \"__main__\":\n    step(tf.ones([4]))\n")
+    path = folder / "model.py"  # no signature: only the run's call traces it
+    text = "import tensorflow as tf\n\n\n@tf.function(jit_compile=True)\ndef step(x):\n    tf.print(x)\n    return x\n"
+    path.write_text(text)
+    uri = open_file(client, path)
+    save(client, path, text)
+    found = await diagnostics(client, uri, lambda d: any(x.code == "XLA001" and STATIC not in x.message for x in d))
+    assert ("XLA001", 6) in codes(found)
+    assert [r.kind for r in await traced(client, "xlalint run train.py")] == ["begin", "end"]
 
 
 @pytest.mark.asyncio(loop_scope="module")

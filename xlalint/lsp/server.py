@@ -3,7 +3,8 @@
 - open and change: ``--static`` findings of the editor's text, saved or not (no TensorFlow);
 - save: the full findings of the saved file, traced on one warm tracing server (``xlalint.tracing.warm``:
   TensorFlow imported once per session, each check a fresh child, the file's import under the run guard),
-  with ``$/progress`` while it runs;
+  with ``$/progress`` while it runs; then what the ``[tool.xlalint] run`` commands that reach the file capture
+  in it (``xlalint run``, in the background);
 - a newer change or save makes older work stale: its result is dropped, and a running trace is killed;
 - code actions (fixes as ``--fix`` makes them, "suppress on this line", fix all), hover (hint, XLA mode);
 - notebooks through notebook document sync, each diagnostic in its cell;
@@ -25,8 +26,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from xlalint.core.results import Entry, FileError, Finding
-from xlalint.lsp import actions, checks
+from xlalint.core.results import Entry, FileError, Finding, one_per_place
+from xlalint.lsp import actions, checks, listed
 from xlalint.lsp.diagnostics import diagnostics, line_range
 from xlalint.lsp.documents import Buffer
 from xlalint.lsp.hover import hover_text
@@ -50,6 +51,7 @@ class State:
     findings: list[Finding] = field(default_factory=list)  # as last published
     entries: list[Entry] = field(default_factory=list)
     running: Run | None = None  # the full check under way
+    processes: list[asyncio.subprocess.Process] = field(default_factory=list)  # listed commands' runs
     static_busy: bool = False
 
 
@@ -87,6 +89,10 @@ class XlalintServer(LanguageServer):
         state.version += 1
         if state.running is not None:
             state.running.close()
+        for process in state.processes:  # a listed command's run: its server dies with it
+            if process.returncode is None:
+                process.kill()
+        state.processes.clear()
         return state
 
     def publish(self, buffer: Buffer, findings: list[Finding], errors: list[FileError], entries: list[Entry]) -> None:
@@ -143,8 +149,19 @@ class XlalintServer(LanguageServer):
                 return
             finally:
                 state.running = None
-        if state.version == version and self.buffer(key) == buffer:  # the editor's text is what was traced
-            self.publish(buffer, *checks.own(report, buffer), report.entries)
+        if state.version != version or self.buffer(key) != buffer:  # the editor's text is not what was traced
+            return
+        findings, errors = checks.own(report, buffer)
+        self.publish(buffer, findings, errors, report.entries)
+        root, commands = listed.reaching(buffer.path)
+        for command in commands:  # what a listed run captures in this file joins what its check found
+            async with Progress(self, f"xlalint run {command}"):
+                found, failed = await listed.run_command(root, command, state.processes.append)
+            if state.version != version:
+                return
+            findings = one_per_place(findings + [f for f in found if os.path.abspath(f.path) == buffer.path])
+            errors += [FileError(buffer.path, failed)] if failed else []
+            self.publish(buffer, findings, errors, report.entries)
 
     def changed(self, key: str) -> None:
         self.stale(key)

@@ -123,31 +123,38 @@ def _package_inits(file: str, module: str) -> Iterator[str]:
         folder = os.path.dirname(folder)
 
 
-def _run_scan(script: str, module: str | None, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
-    """``(the libraries the script and its local modules import, whether any of them sets environment
-    variables)``. Local modules are those Python finds on the run's first folders (``_search_path``), at any
-    depth, and for ``-m`` the packages around the module (which run first), each file read once; past
-    ``MAX_LOCAL_MODULES`` files (the script's included) the scan stops, and counts as importing every
-    library and setting variables."""
+def run_files(script: str, module: str | None) -> dict[str, ast.Module] | None:
+    """The files a run imports that Python finds on its first folders (``_search_path``), at any depth, the
+    script's own first (and for ``-m`` the packages around the module, which run first), each parsed once;
+    None past ``MAX_LOCAL_MODULES`` files (what the files not read import is not known)."""
     roots = _search_path(script, module)
-    pending, seen = [os.path.abspath(script), *(_package_inits(script, module) if module else [])], set()
-    imported: set[str] = set()
-    sets = False
+    pending, found = [os.path.abspath(script), *(_package_inits(script, module) if module else [])], {}
+    seen: set[str] = set()
     while pending:
         path = os.path.realpath(pending.pop())
         if path in seen:
             continue
         seen.add(path)
         if len(seen) > MAX_LOCAL_MODULES:
-            return set(libraries), True  # what the files not read import is not known
+            return None
         source, unreadable = read_source(path)  # a notebook: its code cells
         tree = None if unreadable else parse_python(source, path)[0]
         if tree is None:  # Python cannot import it either
             continue
-        imported |= _roots(tree) & set(libraries)
-        sets = sets or sets_environment(tree)
+        found[path] = tree
         pending += [file for statement in _imports(tree) for file in _local_files(*statement, path, roots)]
-    return imported, sets
+    return found
+
+
+def _run_scan(script: str, module: str | None, libraries: tuple[str, ...]) -> tuple[set[str], bool]:
+    """``(the libraries the script and its local modules import, whether any of them sets environment
+    variables)``; a run of too many files (``run_files``) counts as importing every library and setting
+    variables."""
+    files = run_files(script, module)
+    if files is None:
+        return set(libraries), True
+    imported = {root for tree in files.values() for root in _roots(tree) & set(libraries)}
+    return imported, any(sets_environment(tree) for tree in files.values())
 
 
 def run_preloads(runs: list[tuple[str, str | None]], libraries: tuple[str, ...] = OPTIONAL) -> list[str]:
