@@ -111,6 +111,9 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     "string_result_made_from_constants": ("fails", {"XLA002"}, "[None, 3]", "int32", """\
     return tf.strings.as_string(tf.shape(x))
 """),
+    "string_result_of_a_nested_function": ("fails", {"XLA002"}, "[None, 3]", "int32", """\
+    return inner(x)
+"""),
     "string_argument_passed_to_a_nested_function": ("fails", {"XLA002"}, "[4, 3]", "string", """\
     return inner(x)
 """),
@@ -147,7 +150,9 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
 """),
 }
 MODULE_LEVEL = {"string_argument_passed_to_a_nested_function":
-                "@tf.function\ndef inner(s):\n    return tf.zeros([2])\n\n\n"}
+                "@tf.function\ndef inner(s):\n    return tf.zeros([2])\n\n\n",
+                "string_result_of_a_nested_function":
+                "@tf.function\ndef inner(n):\n    return tf.strings.as_string(tf.shape(n))\n\n\n"}
 
 
 def _source(name: str) -> str:

@@ -12,7 +12,7 @@ from xlalint.analyses.api_names import call_name, describe
 from xlalint.analyses.branches import compiled_nodes
 from xlalint.analyses.folding import folded_nodes
 from xlalint.checks.base import BY_API_NAME, Context, Hit, Pending, Rule, SourceContext
-from xlalint.core.opgraph import OpGraph
+from xlalint.core.opgraph import CALL_OPS, PASS_THROUGH, OpGraph
 from xlalint.source.index import Def, Index
 from xlalint.source.syntax import keyword
 
@@ -42,6 +42,12 @@ def _result_hits(graph: OpGraph, ctx: Context, folded: frozenset[str]):
     for src, index in graph.functions[graph.root]["outputs"]:
         node = graph.node(src)
         dtype = node["outputs"][index]["dtype"] if index < len(node["outputs"]) else None
+        while node["type"] in CALL_OPS or (node["type"] in PASS_THROUGH and node["inputs"]):
+            if node["type"] in CALL_OPS:  # a nested tf.function's result: what it returns
+                src, index = graph.functions[node["calls"]["f"][0]]["outputs"][index]
+            else:
+                src, index = node["inputs"][0]["src"], node["inputs"][0]["index"]
+            node = graph.node(src)
         if dtype in NO_XLA_TYPE and src in folded:
             yield Hit(
                 "XLA002",
