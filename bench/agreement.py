@@ -117,6 +117,8 @@ _UNSUPPORTED_OP = re.compile(r"on XLA_\w+?_JIT: (\w+) \(")
 _CONSTANT_INPUT = re.compile(r"with op (\w+) must be a compile-time constant")
 _EVALUATING = re.compile(r"while evaluating input \d+ of (\w+) ")
 _NODE = re.compile(r"\{\{node ([^}]+)\}\}|node `([^`]+)`")
+_OP_STACK = ("The op is created at:", "Stack trace for op definition:")  # the compiler's headings of the op's stack
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _NOISE = ("Graph execution error", "Detected at node", "The op is created at", "File ", "Stack trace for op")
 
 
@@ -213,6 +215,15 @@ def _error_op(message: str, types: dict[str, str]) -> tuple[str | None, str | No
     return None, None
 
 
+def _compiler_line(message: str, path: str) -> int | None:
+    """The line of the case file the compiler names for the failing op: the innermost frame of that file in the
+    op's stack ("The op is created at:"), as a user reads it; None where the message gives no stack."""
+    stack = next((message.split(head, 1)[1] for head in _OP_STACK if head in message), "")
+    lines = [int(m["line"]) for m in _FRAME.finditer(stack.split("tf2xla conversion failed")[0])
+             if m["file"].endswith(Path(path).name)]
+    return lines[-1] if lines else None
+
+
 def compile_child(paths: list[str]) -> None:
     """Print one JSON line per case: {"start": path}, then its result."""
     import importlib.util
@@ -265,6 +276,7 @@ def compile_child(paths: list[str]) -> None:
             message = str(error)
             result["error"] = _first_line(error)
             result["error_op"], result["error_node"] = _error_op(message, types)
+            result["error_line"] = _compiler_line(message, path)
             result["stage"] = stage
         result["seconds"] = round(time.perf_counter() - start, 3)
         if result["compiled"] and _varies(tf, fn):  # recompile evidence: other values, another program?
@@ -367,6 +379,9 @@ def compare(case: dict, report: dict, compiler: dict) -> dict:
         row["op_named"] = None if op is None else SAME_OP.get(op, op) in named_ops
         marked_lines = {line for _, line in marks} | set(case["blockers"])
         row["line_named"] = bool(marked_lines) and any(f["line"] in marked_lines for f in errors or findings)
+        row["compiler_line"] = line = compiler.get("error_line")
+        row["compiler_line_carried"] = None if line is None else any(
+            line in [f["line"], *(r["line"] for r in f.get("related", ()) if r["path"] == path)] for f in errors)
     risks = {m for m in marks if m[0] in RECOMPILE_CODES}
     row["recompile_marked"] = bool(risks)
     row["recompile_flagged"] = bool(risks) and risks <= found
@@ -429,6 +444,7 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
     failing = [r for r in rows if not r["compiled"]]
     differing = [r for r in rows if r["differs"]]
     with_op = [r for r in failing if r.get("op_named") is not None]
+    with_line = [r for r in failing if r.get("compiler_line_carried") is not None]
     risky = [r for r in rows if r["recompile_marked"]]
     varying = [r for r in rows if r["specializes"]]
     measured_reported = [r for r in rows if r["recompile_reported"] and r["specializes"] is not None]
@@ -446,6 +462,10 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
         ("failing: op type named", _pct(sum(bool(r["op_named"]) for r in with_op), len(with_op))
          + f" (of failures whose message names an op; {len(failing) - len(with_op)} name none)"),
         ("failing: line named", _pct(sum(bool(r["line_named"]) for r in failing), len(failing))),
+        ("failing: compiler's line carried", _pct(sum(bool(r["compiler_line_carried"]) for r in with_line),
+                                                  len(with_line))
+         + f" (an error finding's place or related place; of failures whose message names a line; "
+           f"{len(failing) - len(with_line)} name none)"),
         ("recompile risks flagged", _pct(sum(r["recompile_flagged"] for r in risky), len(risky))
          + " (XLA102/XLA104 at every marked line)"),
         ("recompiles seen by the compiler", _pct(sum(bool(r["recompile_reported"]) for r in varying),
@@ -475,6 +495,9 @@ def render(rows: list[dict], xlalint_s: float, compiler_s: float, command: str, 
     out += ["", "failing cases where the offending line is not named:"]
     out += [f"  {r['name']}: marked {r['marks'] + [('blocker', b) for b in r['blockers']]}, "
             f"xlalint {r['findings'] or 'nothing'}" for r in failing if not r["line_named"]] or ["  none"]
+    out += ["", "failing cases whose error findings do not carry the compiler's line:"]
+    out += [f"  {r['name']}: compiler line {r['compiler_line']}, xlalint {r['findings'] or 'nothing'}"
+            for r in with_line if not r["compiler_line_carried"]] or ["  none"]
     out += ["", "recompile risks not flagged:"]
     out += [f"  {r['name']}: marked {[m for m in r['marks'] if m[0] in RECOMPILE_CODES]}, xlalint "
             f"{r['findings'] or 'nothing'}" for r in risky if not r["recompile_flagged"]] or ["  none"]

@@ -26,6 +26,7 @@ keep the compiler's line as a related place:
 |---|---|---|---|
 | made by a built-in Keras layer (`MixUp`, `StringLookup`...) | the line that constructed the layer | the line that called it inside the compiled function (`model(x)`, `layer(x)`, `fast(batch)`) | the layer is what you change (drop it, move it to the input pipeline, configure it); one call line holds every op of a model, so it would name no layer |
 | made by `tape.gradient` for a forward op (a `while` loop's backward pass, an op's gradient) | the forward op (the loop, the op) | the `tape.gradient` call | the forward code is what you change (`maximum_iterations`, another op); every backward op of a step shares its gradient line |
+| made by a call written over several lines | the call's first line | its last line, which the traceback gives | the first line names the call; a fix edits it there |
 
 A value carried around a loop, or one that comes from a random op or a variable, names where it comes from
 as a related place too, while the finding sits at the op that needs it.

@@ -5,7 +5,8 @@ The line is the innermost frame of the user's own code in the op's traceback
 gradient op points at the forward op it differentiates, and an op of a built-in
 Keras layer points at the line that constructed the layer. Each keeps the
 compiler's line as a related place: the gradient call that made the backward
-op, the line that called the layer. The column comes from Python's own parser (``ast``, which follows any
+op, the line that called the layer; a call written over several lines is placed at
+its first line, the compiler's (its last) related. The column comes from Python's own parser (``ast``, which follows any
 file Python imports): the call on that line whose name matches the op's API
 (e.g. ``numpy_function``), else the first call on the line.
 """
@@ -53,7 +54,7 @@ def _also_at(node: dict, where: Location, message: str) -> tuple[Related, ...]:
     own = node["frames"][-1][:2] if node["frames"] else (node.get("layer") or {}).get("called_at")
     if not own:
         return ()
-    path, line = own[0], call_start(own[0], own[1])
+    path, line = own[0], own[1]
     return () if (path, line) == (where.path, where.line) else (Related(path, line, message),)
 
 
@@ -73,7 +74,9 @@ def locate(graph: OpGraph, node: dict, fallback: Location) -> Location:
         built = () if not layer or (layer["file"], layer["line"]) == (path, line) else (
             Related(layer["file"], layer["line"],
                     f"the Keras layer `{layer['name']}` ({layer['class']}) is constructed here"),)
-        return Location(path, call_start(path, line), related=built)
+        start = call_start(path, line)  # a call over several lines: at its first, the compiler's (last) one related
+        ends = () if start == line else (Related(path, line, "the call ends here, the line the compiler names"),)
+        return Location(path, start, related=built + ends)
     if layer:
         return Location(layer["file"], layer["line"], f"in layer `{layer['name']}` ({layer['class']})")
     return Location(fallback.path, fallback.line, f"node `{node['name']}` in function `{node['function']}`")
