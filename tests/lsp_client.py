@@ -12,6 +12,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from helpers import no_tf_path, repo_env
 
 WAIT_S = 600  # a guard against a hang, not a measure: a trace on a busy machine can take minutes
+STATIC_WAIT_S = 120  # the same guard for a static check (seconds on a busy machine)
 
 SERVER = [sys.executable, "-m", "xlalint", "server"]
 NO_TF_SERVER = ClientServerConfig(server_command=SERVER, server_env=repo_env({"PYTHONPATH": no_tf_path()}))
@@ -40,17 +41,19 @@ async def start(client: LanguageClient, root: Path) -> list[types.Registration]:
     return registered
 
 
-async def diagnostics(client: LanguageClient, uri: str, until) -> list[types.Diagnostic]:
-    """The document's diagnostics once ``until(them)`` holds for the latest published."""
+async def diagnostics(client: LanguageClient, uri: str, until, wait_s: float = WAIT_S) -> list[types.Diagnostic]:
+    """The document's diagnostics once ``until(them)`` holds for the latest published (at most ``wait_s``)."""
 
     async def wait() -> list[types.Diagnostic]:
         while True:
             found = client.diagnostics.get(uri)
             if found is not None and until(found):
                 return found
+            failed = [d.message for d in found or () if d.message.startswith("xlalint failed")]
+            assert not failed, failed  # the server's own error, published on the document
             await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
 
-    return await asyncio.wait_for(wait(), WAIT_S)
+    return await asyncio.wait_for(wait(), wait_s)
 
 
 def codes(found: list[types.Diagnostic]) -> list[tuple[str, int]]:

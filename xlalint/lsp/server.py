@@ -165,24 +165,29 @@ class XlalintServer(LanguageServer):
 
     def changed(self, key: str) -> None:
         self.stale(key)
-        self.spawn(self.check_static(key))
+        self.spawn(key, self.check_static(key))
 
     def saved(self, key: str) -> None:
         self.stale(key)
-        self.spawn(self.check_static(key))
-        self.spawn(self.check_saved(key))
+        self.spawn(key, self.check_static(key))
+        self.spawn(key, self.check_saved(key))
 
-    def spawn(self, work) -> None:
-        """Run ``work`` in the background; a failure of xlalint's own is logged and shown, never lost."""
+    def spawn(self, key: str, work) -> None:
+        """Run ``work`` on a buffer in the background; a failure of xlalint's own is logged, shown, and published
+        on the buffer as an error, never lost."""
         task = asyncio.ensure_future(work)
-        task.add_done_callback(self._failed)
+        task.add_done_callback(lambda done: self._failed(key, done))
 
-    def _failed(self, task: asyncio.Future) -> None:
+    def _failed(self, key: str, task: asyncio.Future) -> None:
         error = None if task.cancelled() else task.exception()
-        if error is not None:
-            logging.getLogger(__name__).error("check failed", exc_info=error)
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error,
-                                                             f"xlalint failed: {type(error).__name__}: {error}"))
+        if error is None:
+            return
+        logging.getLogger(__name__).error("check failed", exc_info=error)
+        message = f"xlalint failed: {type(error).__name__}: {error}"
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
+        buffer = self.buffer(key)
+        if buffer is not None and key in self.states:
+            self.publish(buffer, [], [FileError(buffer.path, message)], [])
 
     def closed(self, key: str, documents: tuple[str, ...]) -> None:
         state = self.stale(key)
