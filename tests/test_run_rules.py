@@ -154,10 +154,14 @@ def test_the_function_made_per_iteration_names_where_it_is_made(runs):
 
 
 def test_first_step_gives_the_script_real_values(runs):
+    """With --first-step at once; without it, once the zeros of `test_step` broke the script's count (a division
+    by zero), the run starts again with real values and says so."""
     truth, fake, real = runs[0][SCENARIO], runs[1]["fake"], runs[1]["first_step"]
     assert truth["ok"]
-    assert fake["run"]["stopped"] == "error" and "ZeroDivisionError" in fake["run"]["reason"]  # zeros counted
-    assert {e["name"]: e["verdict"] for e in fake["entries"]}["export_step"] == "unknown"  # never reached
-    assert real["run"]["stopped"] == "ended", real["run"]
-    assert {e["name"]: e["verdict"] for e in real["entries"]} == {
-        "train_step": "compatible", "test_step": "compatible", "export_step": "compatible"}
+    assert real["run"]["stopped"] == "ended" and real["run"]["rerun"] is None, real["run"]
+    assert fake["run"]["stopped"] == "ended", fake["run"]
+    assert fake["run"]["rerun"].startswith("zeros from `test_step` broke the script at needs_real_values.py:")
+    assert "ZeroDivisionError" in fake["run"]["rerun"] and "ran again with real values" in fake["run"]["rerun"]
+    for report in (fake, real):
+        assert {e["name"]: e["verdict"] for e in report["entries"]} == {
+            "train_step": "compatible", "test_step": "compatible", "export_step": "compatible"}
