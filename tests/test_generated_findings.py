@@ -44,6 +44,15 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
         v = v[1:]
     return v
 """),
+    "loop_grown_by_an_argument_of_unknown_size": ("fails", {"XLA105"}, "[None, 3]", "float32", """\
+    v = x
+    i = tf.constant(0)
+    while i < 2:  # compiler
+        tf.autograph.experimental.set_loop_options(shape_invariants=[(v, tf.TensorShape([None, 3]))])
+        v = tf.concat([v, x], 0)
+        i += 1
+    return v
+"""),
     "inner_loop_inside_outer_loop": ("fails", {"XLA105"}, "[4, 3]", "float32", """\
     v = x
     i = tf.constant(0)

@@ -8,7 +8,8 @@ argument). So each dimension of the body's result is followed as a constant plus
 dimensions the variables entered with, through the ops that keep, cut or join shapes: elementwise
 ops, slices with constant bounds, concat, pad, reductions, transposes, and nested loops that keep
 their own shapes. A dimension the body gets any other way is unknown, and an unknown dimension never
-counts as a change: only a difference by a known amount (``n + 1`` against ``n``) does.
+counts as a change: only a difference that is not zero for any size of at least 1 does (``n + 1`` or
+``n + x`` against ``n``; not ``n + x - 2``).
 """
 
 from __future__ import annotations
@@ -95,13 +96,19 @@ class LoopShapes:
 
 
 def _same(a: Dim | None, b: Dim | None) -> bool | None:
-    """Equal, different by a known amount, or unknown."""
+    """Equal, different, or unknown. A dimension is taken to be at least 1: ``n + x`` (``x`` an argument's
+    unknown dimension) differs from ``n``, ``n + x - 2`` may not."""
     if a is None or b is None:
         return None
-    difference = _add(a, b, -1)
-    if difference[1]:
-        return None
-    return difference[0] == 0
+    constant, terms = _add(a, b, -1)
+    if not terms:
+        return constant == 0
+    coefficients = [c for _, c in terms]
+    if all(c > 0 for c in coefficients) and constant + sum(coefficients) > 0:
+        return False
+    if all(c < 0 for c in coefficients) and constant + sum(coefficients) < 0:
+        return False
+    return None
 
 
 class _BodyDims:
