@@ -156,12 +156,12 @@ def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
             layers.append(layer_json[site] if site else caller_layer)
         # An op of a built-in Keras layer is placed at the layer's construction line: its own frames are not
         # converted, only those of the first op of each call (the line that called the layer).
-        user_frames = innermost_user_frames(
-            [op for op, known in zip(operations, layers) if not known or known["user_code"]]
-            + [op for _, op in first_ops])
+        placed = [op for op, known in zip(operations, layers) if not known or known["user_code"]]  # by their frames
+        user_frames = innermost_user_frames(placed + [op for _, op in first_ops])
+        own = {op.name for op in placed}  # a call's first op may be one of these (a user layer inside a model)
         for record, op in first_ops:
             if op.name in user_frames:
-                record["called_at"] = user_frames.pop(op.name)[:2]
+                record["called_at"] = (user_frames[op.name] if op.name in own else user_frames.pop(op.name))[:2]
         for op, name, layer in zip(operations, names, layers):
             attrs = op.node_def.attr
             op_type = op.type
