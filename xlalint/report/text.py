@@ -148,8 +148,8 @@ def _summary(report: Report) -> list[str]:
     codes = Counter(f.code for f in report.findings)
     if codes:
         lines.append("findings: " + ", ".join(f"{code} x{n}" for code, n in sorted(codes.items())))
-    if report.baseline:
-        lines += baseline_lines(report.baseline)
     if report.tables:
         lines.append(describe(report.tables))
+    if report.baseline:  # last: it ends with the command that refreshes the baseline
+        lines += baseline_lines(report.baseline)
     return lines
