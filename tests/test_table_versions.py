@@ -51,3 +51,18 @@ def test_report_names_each_table_and_how_it_was_found(shipped):
 def test_every_shipped_version_has_all_three_tables():
     versions = [tables.shipped_versions(prefix) for prefix in (tables.SUPPORT, tables.CONST_INPUTS, tables.API)]
     assert versions[0] == versions[1] == versions[2] and "2.21.0" in versions[0]
+
+
+@pytest.mark.parametrize("installed, outside", [("2.16.0", False), ("2.19.1", False), ("2.21.4", False),
+                                                ("2.15.1", True), ("2.22.0rc1", True), (None, False)])
+def test_a_release_outside_the_shipped_ones_is_said_once_and_quiet_keeps_it_silent(installed, outside, capsys):
+    from xlalint.cli.common import say_if_outside_range
+
+    say_if_outside_range(installed, quiet=False)
+    said = capsys.readouterr().err
+    assert bool(said) is outside and said.count("\n") == int(outside)
+    if outside:
+        assert f"TensorFlow {installed} is outside the releases xlalint was checked on" in said
+        assert "docs/versions.md" in said
+    say_if_outside_range(installed, quiet=True)
+    assert capsys.readouterr().err == ""

@@ -11,6 +11,7 @@ from typing import NoReturn
 from xlalint.ci.baseline import BaselineError, apply_baseline, read_baseline, with_fingerprints, write_baseline
 from xlalint.report import EMITTERS
 from xlalint.core.results import Report
+from xlalint.core.tables import outside_range
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -82,6 +83,13 @@ def interrupts_held():
         held, _held = _held, None
     if held:
         raise Interrupted(held[0])
+
+
+def say_if_outside_range(tensorflow: str | None, quiet: bool) -> None:
+    """Once per command, on stderr: the TensorFlow that traced is outside the checked releases (``tables.outside_range``)."""
+    note = None if quiet else outside_range(tensorflow)
+    if note:
+        print(f"xlalint: {note}", file=sys.stderr)
 
 
 def known_baseline(parser: argparse.ArgumentParser, args, baseline: str | None) -> list[dict] | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from xlalint.tracing.cache import clear
 from xlalint.cli.common import (EXIT_FINDINGS, EXIT_OK, Interrupted, UsageParser, add_config_flag, add_fix_flags,
                                 add_format_flag, apply_baseline_flags, final_exit_code, fix_and_report,
-                                interrupts_held, known_baseline, signals_interrupt)
+                                interrupts_held, known_baseline, say_if_outside_range, signals_interrupt)
 from xlalint.settings.config import ConfigError, config_targets, find_config, load_config
 from xlalint.report import EMITTERS
 from xlalint.core.results import Report
@@ -179,6 +179,7 @@ def _main(argv: list[str]) -> int:
         return 128 + stop.signal
     if options.progress:
         options.progress.clear()
+    say_if_outside_range(report.tensorflow, args.quiet)
     apply_baseline_flags(parser, report, args, options, known)
     if args.diff or args.fix:
         return fix_and_report(report, args, paths, options.strict)

@@ -15,7 +15,7 @@ from pathlib import Path
 from xlalint.settings import table as settings
 from xlalint.cli.common import (Interrupted, UsageParser, add_config_flag, add_fix_flags, add_format_flag,
                                 apply_baseline_flags, final_exit_code, fix_and_report, known_baseline,
-                                signals_interrupt)
+                                say_if_outside_range, signals_interrupt)
 from xlalint.settings.config import Config, ConfigError, find_config, load_config
 from xlalint.inputs.files import read_source
 from xlalint.inputs.module_files import spec_without_importing
@@ -203,6 +203,7 @@ def main(argv: list[str]) -> int:
             reports.append(run_report(result, file, options))
     listed = [command for *_, command in commands]
     report = together(reports, listed) if listed[0] else reports[0]
+    say_if_outside_range(report.tensorflow, args.quiet)
     apply_baseline_flags(parser, report, args, options, known)
     if args.diff or args.fix:
         report.sources = {path: digest for each in reports for path, digest in each.sources.items()}

@@ -66,3 +66,17 @@ def describe(tables: dict) -> str:
         return f"tables: shipped for TensorFlow {kinds[0]['tensorflow']}"
     return "tables: " + ", ".join(f"{kind} {t['source']} for TensorFlow {t['tensorflow']}"
                                   for kind, t in tables.items())
+
+
+def outside_range(tensorflow: str | None) -> str | None:
+    """What to tell a user whose TensorFlow is older or newer than every shipped release (None: within the range)."""
+    versions = shipped_versions(SUPPORT)
+    if not tensorflow or not versions:
+        return None
+    minor = version_key(tensorflow)[:2]
+    oldest, newest = versions[0], versions[-1]
+    if version_key(oldest)[:2] <= minor <= version_key(newest)[:2]:
+        return None
+    return (f"TensorFlow {tensorflow} is outside the releases xlalint was checked on ({oldest} to {newest}): its "
+            "support table was read from this TensorFlow, but Keras's decisions, the run hooks and the "
+            "auto-clustering model are those of the closest release and may differ (docs/versions.md)")
