@@ -38,9 +38,10 @@ class RunServer:
         imports before it forks (``run_preloads``)."""
         self.work = tempfile.mkdtemp(prefix="xlalint-run-state-")
         self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        self.preload = run_preloads(runs)  # the libraries a server imports before it forks (the pool's own list)
         self.closed: WorkerError | None = None
-        self.pool = ServerPool("xlalint.backend.run.server", run_preloads(runs), {**self.env, "TMPDIR": self.work},
-                               self.work, "run server", jobs, stopped=lambda: self.closed)
+        self.pool = ServerPool("xlalint.backend.run.server", self.preload, {}, self.work, "run server", jobs,
+                               stopped=lambda: self.closed)
         self.local = threading.local()  # the server of the calling thread
         self.lock = threading.Lock()
         self.runs = 0
@@ -95,6 +96,7 @@ class RunServer:
     def _served(self, request: dict) -> dict:
         server = getattr(self.local, "server", None)
         if server is None or not server.alive:
+            self.pool.env = {**self.env, "TMPDIR": self.work}  # the environment as it is when a server starts
             try:
                 server = self.local.server = self.pool.server()
             except WorkerError as error:
