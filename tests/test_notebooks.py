@@ -112,11 +112,13 @@ def test_program_magics_do_what_ipython_does(tmp_path, monkeypatch):
 
     results = []
     for how in ("ipython", "xlalint"):
+        monkeypatch.setattr(sys, "argv", list(sys.argv))  # %run sets it (IPython puts it back, the module does not)
         folder = _program_folder(tmp_path, how)
         monkeypatch.chdir(folder)
         monkeypatch.syspath_prepend(str(folder / "sub"))
-        for variable in ("GREETING", "TARGET", "LOADED"):
-            monkeypatch.delenv(variable, raising=False)
+        for variable in ("GREETING", "TARGET", "LOADED"):  # unset, and unset again after the test
+            monkeypatch.setenv(variable, "")
+            monkeypatch.delenv(variable)
         if how == "ipython":
             shell = InteractiveShell.instance()
             for cell in PROGRAM_MAGICS:
