@@ -105,8 +105,8 @@ def _measured(command: list[str], cwd: Path) -> dict:
     return done
 
 
-def measure_size(root: Path, count: int, jobs: int) -> dict[str, dict]:
-    """Each mode's measures on the repository at ``root`` (``count`` files) with ``jobs`` jobs."""
+def measure_size(root: Path, jobs: int) -> dict[str, dict]:
+    """Each mode's measures on the repository at ``root`` with ``jobs`` jobs."""
     cache = Path(tempfile.mkdtemp(prefix="xlalint-bench-cache-"))
     flags = ["--device", "cpu", "--jobs", str(jobs), "--cache-dir", str(cache)]
     try:
@@ -147,7 +147,7 @@ def main() -> None:
             root = base / f"repo-{count}" / "project"
             write_repository(root, count)
             for jobs in jobs_list:
-                for mode, done in measure_size(root, count, jobs).items():
+                for mode, done in measure_size(root, jobs).items():
                     per_file[(mode, jobs, count)] = done["wall_s"] / count
                     print(f"{count:5d} files  --jobs {jobs}  {mode:7s}  wall {done['wall_s']:7.1f} s  "
                           f"cpu {done['cpu_s']:7.1f} s  peak {done['peak_mb']:6.0f} MB  "

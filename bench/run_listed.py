@@ -43,8 +43,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side, alternating (median shown)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="runs at once on the parallel side")
     args = parser.parse_args()
-    sides = {"--jobs 1, one server": ["--jobs", "1"], f"--jobs {args.jobs}, clones of it": ["--jobs", str(args.jobs)],
-             "--jobs 1, fresh interpreters": ["--jobs", "1"]}
+    fresh = ["env", "XLALINT_NO_FORK=1"]  # a fresh interpreter per run
+    sides = {"--jobs 1, one server": [], f"--jobs {args.jobs}, clones of it": [], "--jobs 1, fresh interpreters": fresh}
+    jobs = dict(zip(sides, ["1", str(args.jobs), "1"]))
     os.environ["PYTHONPATH"] = str(REPO)
     project = Path(tempfile.mkdtemp(prefix="xlalint-bench-run-"))
     try:
@@ -54,10 +55,9 @@ def main() -> None:
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         runs: dict[str, list[dict]] = {side: [] for side in sides}
         for _ in range(args.repeat):
-            for side, jobs in sides.items():
-                prefix = ["env", "XLALINT_NO_FORK=1"] if "fresh" in side else []
+            for side, prefix in sides.items():
                 done = measure([*prefix, sys.executable, "-m", "xlalint", "run", "--format", "json", "--device",
-                                "cpu", "-q", *jobs], cwd=project)
+                                "cpu", "-q", "--jobs", jobs[side]], cwd=project)
                 if not done["stdout"].strip():
                     raise SystemExit(f"{side}: no report (exit {done['rc']}): {done['stderr'][-2000:]}")
                 runs[side].append(done)
@@ -67,9 +67,9 @@ def main() -> None:
                    for side, done in runs.items()}
         for side, (wall, cpu) in medians.items():
             print(f"  {side:30s} wall {wall:6.1f} s ({wall / len(LISTED):4.1f} s a script)   cpu {cpu:6.1f} s")
-        (serial, serial_cpu), (parallel, _), (fresh, fresh_cpu) = medians.values()
+        (serial, serial_cpu), (parallel, _), (alone, alone_cpu) = medians.values()
         print(f"  speed-up of --jobs {args.jobs} over --jobs 1: {serial / parallel:.2f}x wall")
-        print(f"  one server / fresh interpreters: wall {serial / fresh:.2f}, cpu {serial_cpu / fresh_cpu:.2f}")
+        print(f"  one server / fresh interpreters: wall {serial / alone:.2f}, cpu {serial_cpu / alone_cpu:.2f}")
         same = len({json.dumps(_summary(r["stdout"])) for done in runs.values() for r in done}) == 1
         print(f"  same runs and verdicts on both sides: {'yes' if same else 'NO'}")
     finally:
