@@ -119,8 +119,6 @@ def _growing_push(graph: OpGraph, node: dict):
 
 # A pop is left out: XLA pops the list's own last element, which the generated programs' pushes repeated.
 WHOLE_LIST_READERS = frozenset({"TensorListLength", "TensorListStack", "TensorListConcatV2"})
-
-
 LIST_READERS = WHOLE_LIST_READERS | {"TensorListGetItem", "TensorListGather", "TensorListPopBack"}
 
 
@@ -214,7 +212,7 @@ def _popped(graph: OpGraph, src: str, index: int, seen: set) -> bool:
     return False
 
 
-LIST_SIZE_READERS = frozenset({"TensorListLength", "TensorListStack", "TensorListConcatV2"})
+LIST_SIZE_READERS = WHOLE_LIST_READERS
 
 
 def sized_after_pop(graph: OpGraph):

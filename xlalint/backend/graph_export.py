@@ -157,11 +157,12 @@ def export_graph(concrete_function, num_args: int, layer_of) -> Graph:
         # An op of a built-in Keras layer is placed at the layer's construction line: its own frames are not
         # converted, only those of the first op of each call (the line that called the layer).
         placed = [op for op, known in zip(operations, layers) if not known or known["user_code"]]  # by their frames
-        user_frames = innermost_user_frames(placed + [op for _, op in first_ops])
-        own = {op.name for op in placed}  # a call's first op may be one of these (a user layer inside a model)
+        placed_names = {op.name for op in placed}  # a call's first op may be one (a user's layer inside a model)
+        extra = {op.name: op for _, op in first_ops if op.name not in placed_names}
+        user_frames = innermost_user_frames(placed + list(extra.values()))
         for record, op in first_ops:
             if op.name in user_frames:
-                record["called_at"] = (user_frames[op.name] if op.name in own else user_frames.pop(op.name))[:2]
+                record["called_at"] = (user_frames.pop(op.name) if op.name in extra else user_frames[op.name])[:2]
         for op, name, layer in zip(operations, names, layers):
             attrs = op.node_def.attr
             op_type = op.type

@@ -29,7 +29,6 @@ def model_devices(model) -> list[str]:
     return sorted(devices)
 
 
-
 def record_devices(record: EntryRecord, devices: list[str]) -> None:
     """Keep ``devices`` in ``record`` (``resource_devices``) where they are several."""
     if len(devices) > 1:

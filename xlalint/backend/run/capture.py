@@ -188,9 +188,9 @@ class Capture:
     def _on_call(self, function, original, args, kwargs):
         if self._running or not self.active:  # inside a first step: part of its caller
             return original(function, *args, **kwargs)
-        found = self._users(function)
+        python = _code_of(run_hooks.cloned_from(function) or function)  # strategy.run(f): f's clone is f's
+        found = self._users(function, python)
         if found is None:  # a library's own tf.function: let it run, unless it is a library's step (keras_steps)
-            python = _code_of(run_hooks.cloned_from(function) or function)
             answer = next(filter(None, (step(python, args, kwargs) for step in self.library_steps)), None)
             return answer() if answer else original(function, *args, **kwargs)
         key, where, counted = found
@@ -198,10 +198,10 @@ class Capture:
             return self._inside_trace(function, original, args, kwargs, key, where)
         return self.call(function, args, kwargs, key, where, lambda: original(function, *args, **kwargs), counted)
 
-    def _users(self, function) -> tuple[Any, dict, bool] | None:
-        """``(key, where, counted)`` of a ``tf.function`` of the user's, None for a library's: its code object and
-        ``def`` (``counted``: each new object of it is a new tf.function, not a method's copy per instance)."""
-        python = _code_of(run_hooks.cloned_from(function) or function)  # strategy.run(f): f's clone is f's
+    def _users(self, function, python) -> tuple[Any, dict, bool] | None:
+        """``(key, where, counted)`` of a ``tf.function`` of the user's (``python``: what it wraps), None for a
+        library's: its code object and ``def`` (``counted``: each new object of it is a new tf.function, not a
+        method's copy per instance)."""
         if not inspect.isfunction(python):
             return self._wrapper(function, python)
         source = inspect.getsourcefile(python)
