@@ -10,6 +10,7 @@ generated for it instead, ``xlalint.core.support``).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 DATA = Path(__file__).parent.parent / "data"
@@ -23,8 +24,13 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def shipped_versions(prefix: str) -> list[str]:
-    """The TensorFlow versions with a shipped table of this kind, oldest first."""
-    return sorted((p.stem[len(prefix):] for p in DATA.glob(f"{prefix}*.json")), key=version_key)
+    """The TensorFlow versions with a shipped table of this kind, oldest first (the folder is read once)."""
+    return list(_versions(DATA, prefix))
+
+
+@lru_cache(maxsize=None)
+def _versions(data: Path, prefix: str) -> tuple[str, ...]:
+    return tuple(sorted((p.stem[len(prefix):] for p in data.glob(f"{prefix}*.json")), key=version_key))
 
 
 def closest(prefix: str, tensorflow: str | None) -> str:

@@ -190,9 +190,8 @@ class XlalintServer(LanguageServer):
             self.publish(buffer, [], [FileError(buffer.path, message)], [])
 
     def closed(self, key: str, documents: tuple[str, ...]) -> None:
-        state = self.stale(key)
+        self.stale(key)
         del self.states[key]
-        state.findings = []
         for uri in documents:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
