@@ -3,6 +3,8 @@ line of that module is in the editor (a notebook's lines are in its cells, each 
 
 from __future__ import annotations
 
+import functools
+
 import os
 from dataclasses import dataclass
 
@@ -53,8 +55,12 @@ class Buffer:
             return line + 1
         return self.module.cells[self.cell_uris.index(uri)].first + line
 
+    @functools.cached_property
+    def _text_lines(self) -> list[str]:
+        return split_lines(self.source)
+
     def lines(self, uri: str) -> list[str]:
-        """The lines of one of its documents as the editor has them (endings kept)."""
+        """The lines of one of its documents as the editor has them (endings kept; a text file's split once)."""
         if self.module is None:
-            return split_lines(self.source)
+            return self._text_lines
         return list(self.module.cells[self.cell_uris.index(uri)].lines)
