@@ -83,6 +83,7 @@ def runs(tmp_path_factory):
                                    f"{name}.py", *given, env=ENV.get(name))
                 for name, (_, given) in RUNS.items() if given is not None}
         runs["listed"] = _xlalint_run(run_dir / "sub", "--jobs", "2")  # both at once, in clones of one server
+        runs["commands"] = _xlalint_run(run_dir, "--command", LISTED[1], "--command", "string_step.py --epochs 2")
         started += runs.values()
         reports = {}
         for name, process in runs.items():
@@ -220,6 +221,16 @@ def test_the_listed_run_commands_are_run_from_the_config_files_folder_and_report
     [error] = report["errors"]
     assert error["path"] == "downloads.py" and "get_file" in error["message"]
     assert code == 1 == runs[1]["downloads"][1]  # the worst of the two: the argparse script alone exits 0
+
+
+def test_commands_given_with_command_replace_the_listed_ones_each_answered_as_if_run_alone(runs):
+    """From the working directory, in the given order, on one server; each run says how long TensorFlow traced."""
+    report, code = runs[1]["commands"]
+    assert [(r["command"], r["script"], r["stopped"]) for r in report["runs"]] == [
+        (LISTED[1], "argparse_main.py", "ended"), ("string_step.py --epochs 2", "string_step.py", "ended")]
+    assert all(r["trace_s"] > 0 for r in report["runs"])
+    alone, alone_code = runs[1]["string_step"]
+    assert report["findings"] == alone["findings"] and code == alone_code == 1
 
 
 def test_a_compiled_step_under_a_distribution_strategy_is_captured_inside_strategy_run(runs):

@@ -24,6 +24,7 @@ from xlalint.settings.table import Options
     (["-m", "pkg.train", "--lr", "1"], ["-m", "pkg.train"], ["--lr", "1"]),
     (["--", "-odd.py", "x"], ["-odd.py"], ["x"]),
     (["--quiet"], ["--quiet"], []),
+    (["--command", "-m pkg.train --lr 1", "--jobs", "2"], ["--command=-m pkg.train --lr 1", "--jobs", "2"], []),
 ])
 def test_options_before_the_script_are_ours_the_rest_the_scripts(argv, ours, theirs):
     assert split_command(argv, _parser()) == (ours, theirs)
@@ -31,8 +32,14 @@ def test_options_before_the_script_are_ours_the_rest_the_scripts(argv, ours, the
 
 def test_usage_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO))  # this checkout's xlalint, from another working directory
-    for args, message in [((), "give a SCRIPT or -m MODULE"), (("missing.py",), "no such script: missing.py"),
-                          (("-m", "no_such_module_here"), "no module named 'no_such_module_here'")]:
+    (tmp_path / "train.py").write_text("print(1)\n")
+    for args, message in [((), "give a SCRIPT, -m MODULE or --command"),
+                          (("missing.py",), "no such script: missing.py"),
+                          (("-m", "no_such_module_here"), "no module named 'no_such_module_here'"),
+                          (("--command", "train.py", "train.py"), "give a SCRIPT, -m MODULE or --command (one of"),
+                          (("--command", "-x train.py"), "--command '-x train.py': give a quoted `SCRIPT ARGS...`"),
+                          (("--command", "train.py", "--command", "gone.py --epochs 1"),
+                           "run command 'gone.py --epochs 1': no such script: gone.py")]:
         done = run_without_tf("run", *args, cwd=tmp_path)
         assert done.returncode == 2 and message in done.stderr, done.stderr
 

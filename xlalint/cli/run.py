@@ -1,7 +1,8 @@
 """``xlalint run [OPTIONS] SCRIPT [ARGS...]`` and ``xlalint run [OPTIONS] -m MODULE [ARGS...]``.
 
 Options come before the script; everything after it is the script's own ``sys.argv[1:]``. With no
-script, the commands listed under ``run`` in ``[tool.xlalint]`` run, reported together (``run_listed``).
+script, the commands given with ``--command`` (else those listed under ``run`` in ``[tool.xlalint]``) run,
+on one server and ``--jobs`` at a time, reported together (``run/listed.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from xlalint.report import EMITTERS
 from xlalint.core.results import Report
 from xlalint.run.listed import listed_command, together
 from xlalint.core.wire import DEFAULT_PATIENCE
-from xlalint.settings.table import COUNT, SECONDS
+from xlalint.settings.table import COUNT, SECONDS, SettingError
 
 DEFAULT_RUN_TIMEOUT_S = 120.0
 
@@ -38,12 +39,15 @@ def _parser() -> UsageParser:
     parser = UsageParser(
         prog="xlalint run",
         usage="xlalint run [OPTIONS] SCRIPT [ARGS...] | xlalint run [OPTIONS] -m MODULE [ARGS...] | "
-              "xlalint run [OPTIONS]",
+              "xlalint run [OPTIONS] [--command COMMAND ...]",
         description="Run a training script as `python SCRIPT ARGS` would, up to the first call of each "
         "tf.function (and Keras step); check what XLA would compile there, without compiling or training.",
         epilog="The run works in a scratch copy of the working directory: your files stay as they are, "
         "network access stops the run. Exit codes as for `xlalint`. See docs/run.md.")
     parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as `python -m MODULE`")
+    parser.add_argument("--command", action="append", metavar="COMMAND",
+                        help="a command to run, `SCRIPT ARGS...` or `-m MODULE ARGS...` in one quoted word, as "
+                        "`run` lists them in [tool.xlalint] (whose list it replaces); repeat it for several")
     add_format_flag(parser)
     parser.add_argument("--run-timeout", type=SECONDS.from_text, default=DEFAULT_RUN_TIMEOUT_S, metavar="SECONDS",
                         help=f"budget for the script's run, TensorFlow's import not counted (default: "
@@ -70,7 +74,9 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
         if token == "--" or not token.startswith("-"):
             start = i + 1 if token == "--" else i
             return argv[:i] + argv[start:start + 1], argv[start + 1:]
-        i += 1 if token in flags or "=" in token else 2
+        if token == "--command" and i + 1 < len(argv):  # its value may start with `-m`, which argparse would take
+            argv = [*argv[:i], f"--command={argv[i + 1]}", *argv[i + 2:]]
+        i += 1 if token in flags or "=" in argv[i] else 2
     return argv, []
 
 
@@ -100,10 +106,13 @@ def _script_of(parser: UsageParser, script: str | None, module: str | None, comm
 
 
 def _commands(parser: UsageParser, args, script_args: list[str]) -> tuple[list[tuple], Config]:
-    """``([(file, script, module, ARGS, command)], config)``: the one given, else those ``run`` lists
-    in [tool.xlalint] (then the working directory becomes the config file's; paths given stay as meant)."""
+    """``([(file, script, module, ARGS, command)], config)``: the one given, else those of ``--command``, else
+    those ``run`` lists in [tool.xlalint] (then the working directory becomes the config file's; paths given
+    stay as meant)."""
     if args.module and args.script:
         parser.error("give a SCRIPT or -m MODULE (one of them)")
+    if args.command and (args.module or args.script):
+        parser.error("give a SCRIPT, -m MODULE or --command (one of them)")
     given = args.script or args.module
     file = _script_of(parser, args.script, args.module) if given else None
     try:
@@ -112,16 +121,20 @@ def _commands(parser: UsageParser, args, script_args: list[str]) -> tuple[list[t
         parser.error(str(error))
     if given:
         return [(file, args.script, args.module, script_args, None)], config
-    listed = config.values.get("run")
+    listed = args.command or config.values.get("run")
     if not listed:
-        parser.error("give a SCRIPT or -m MODULE, or list run commands under `run` in [tool.xlalint]")
-    for name in PATHS:
-        if getattr(args, name):
-            setattr(args, name, os.path.abspath(getattr(args, name)))
-    os.chdir(config.root)
+        parser.error("give a SCRIPT, -m MODULE or --command, or list run commands under `run` in [tool.xlalint]")
+    if not args.command:
+        for name in PATHS:
+            if getattr(args, name):
+                setattr(args, name, os.path.abspath(getattr(args, name)))
+        os.chdir(config.root)
     commands = []
     for command in listed:
-        script, module, argv = listed_command(command)
+        try:
+            script, module, argv = listed_command(command)
+        except SettingError:  # only a --command can be malformed here: the config's list was read already
+            parser.error(f"--command {command!r}: give a quoted `SCRIPT ARGS...` or `-m MODULE ARGS...`")
         commands.append((_script_of(parser, script, module, command), script, module, argv, command))
     return commands, config
 

@@ -135,6 +135,7 @@ def run_report(result: dict, script: str, options: Options) -> Report:
     report.entries = in_cells(report.entries)
     report.run = {"script": shown, "stopped": stop["kind"], "reason": stop["reason"],
                   "where": _site(stop["where"]) if stop["where"] else None, "calls": result.get("calls", 0),
+                  "trace_s": round(sum(r["timing"]["trace_s"] for r in records if "timing" in r), 3),
                   "rerun": _rerun_text(result.get("rerun")), "skipped": _skipped(script),
                   "written_to_scratch": sorted({p.split(os.sep)[0] for p in result.get("redirected", [])}),
                   "refused_writes": [{**r, "where": _site(r["where"])} for r in result.get("refused", [])]}
