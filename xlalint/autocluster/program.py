@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from xlalint.inputs.files import display_path, is_env_file, read_source
+from xlalint.inputs.files import ENV_FILE, display_path, read_source
 from xlalint.inputs.notebooks import is_notebook, place_of
 from xlalint.core.results import place
 
@@ -155,7 +155,7 @@ def _beside(folder: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1024)
 def _matching_beside(folder: str, version: int) -> tuple[str, ...]:
-    return tuple(name for name in _list(folder, version) if is_env_file(name))
+    return tuple(filter(ENV_FILE.match, _list(folder, version)))  # names: no basename to take (a big /tmp)
 
 
 def _runs_file(site: Site, path: str) -> bool:
