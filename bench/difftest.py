@@ -102,6 +102,93 @@ def created_at(message: str, path: str) -> int | None:
     return lines[-1] if lines else None
 
 
+SCRIPT = 'if __name__ == "__main__":'
+SCRIPT_LIMIT_S = 120
+
+
+def is_script(path: Path | str) -> bool:
+    """A program of a script family (run as ``__main__``), not a ``case`` function."""
+    return SCRIPT in Path(path).read_text(encoding="utf-8")
+
+
+def _as_asked(tf, path: str, xla: bool) -> None:
+    """``tf.function`` as the tester asks: with ``xla``, a function the script makes without ``jit_compile``
+    gets ``jit_compile=True`` (xlalint judges such a function as if it had it; Keras's own functions keep
+    Keras's choice); without, every function loses its ``jit_compile`` (Keras's steps too): the script as
+    TensorFlow runs it without XLA."""
+    function = tf.function
+
+    def asked(*args, **kwargs):
+        if not xla:
+            kwargs.pop("jit_compile", None)
+        elif kwargs.get("jit_compile") is None and _same_file(sys._getframe(1).f_code.co_filename, path):
+            kwargs["jit_compile"] = True
+        return function(*args, **kwargs)
+
+    tf.function = asked
+
+
+def _run_script(path: str, xla: bool) -> dict | None:
+    """Run the script as ``__main__`` in a forked child (its own devices and state), with XLA or without
+    (``_as_asked``); None when it ends cleanly, else its error: the first line and the whole message."""
+    import runpy
+    import signal
+
+    import tensorflow as tf
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, then say how it ended
+        os.close(read)
+        outcome = None
+        try:
+            signal.alarm(SCRIPT_LIMIT_S)
+            _as_asked(tf, path, xla)
+            sys.argv, sys.path[0] = [path], str(Path(path).parent)
+            runpy.run_path(path, run_name="__main__")
+        except BaseException as error:  # noqa: BLE001 - the script's failure is the answer
+            outcome = {"error": agreement._first_line(error), "message": str(error)[:20000]}
+        finally:
+            os.write(write, json.dumps({"outcome": outcome}).encode())
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as handle:
+        said = handle.read()
+    _, status = os.waitpid(pid, 0)
+    if not said:
+        return {"error": f"the process died (status {status}) running it, or ran past {SCRIPT_LIMIT_S} s",
+                "message": ""}
+    return json.loads(said)["outcome"]
+
+
+def script_child(paths: list[str]) -> None:
+    """``compile_child``'s protocol for scripts: each run with XLA (``_as_asked``) and, when that fails, once
+    more without XLA (a script TensorFlow itself refuses is invalid). TensorFlow and Keras are
+    imported once, before the forks, and never run here."""
+    import logging
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras  # noqa: F401 - imported before the forks, as the run server does
+    import tensorflow  # noqa: F401
+
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    out, sys.stdout = sys.stdout, sys.stderr
+    for path in paths:
+        print(json.dumps({"start": path}), file=out, flush=True)
+        result = {"path": path, "compiled": False, "valid": True, "error": None, "error_op": None,
+                  "error_line": None, "differs": None}
+        failed = _run_script(path, xla=True)
+        if failed is None:
+            result["compiled"] = True
+        elif _run_script(path, xla=False) is not None:
+            result.update(valid=False, error=failed["error"])
+        else:
+            result["error"] = failed["error"]
+            result["error_op"] = agreement._error_op(failed["message"], {})[0]
+            result["error_line"] = created_at(failed["message"], path)
+        print(json.dumps(result), file=out, flush=True)
+
+
 def compile_child(paths: list[str]) -> None:
     """One JSON line per case: {"start": path}, then its result (``agreement.compile_child``'s protocol)."""
     import importlib.util
@@ -172,6 +259,8 @@ def _shown(path: Path) -> str:
 
 
 def _has_verdict(report: dict, path: Path) -> bool:
+    if is_script(path):  # judged as a whole file, unless xlalint could not read it
+        return not any(e["path"] == _shown(path) for e in report["errors"])
     return any(e["path"] == _shown(path) and e["name"] == "case" and e["verdict"] in ("compatible", "incompatible")
                for e in report["entries"])
 
@@ -184,7 +273,10 @@ def _replaced(report: dict, again: dict, paths: list[Path]) -> dict:
 
 
 def _compiler(paths: list[Path], jobs: int) -> dict[str, dict]:
-    chunks = [[str(p) for p in paths[i::jobs]] for i in range(jobs)]
+    """Each program's compiler result, from ``jobs`` children at a time (scripts and cases in children of
+    their own: a script's child never runs TensorFlow itself, so that each script sets up its own devices)."""
+    kinds = [[p for p in paths if is_script(p)], [p for p in paths if not is_script(p)]]
+    chunks = [[str(p) for p in kind[i::jobs]] for kind in kinds for i in range(jobs)]
     with ThreadPoolExecutor(jobs) as pool:
         parts = pool.map(lambda chunk: agreement.run_compiler(chunk, Path(__file__))[0] if chunk else {}, chunks)
     return {path: result for part in parts for path, result in part.items()}
@@ -206,23 +298,70 @@ def judge(programs: list[Program], folder: Path, jobs: int, env: dict, graphs: P
     retry = [p for p in paths if compiled[str(p)].get("valid", True) and not _has_verdict(report, p)]
     if retry:
         report = _replaced(report, _xlalint(retry, 1, env, graphs, timeout=900), retry)
-    return {program.name: classify(program, path, report, compiled[str(path)])
-            for program, path in zip(programs, paths)}
+    scripts = [p for p in paths if is_script(p)]
+    ran = _xlalint_run(scripts, jobs, env) if scripts else {}
+    return {program.name: classify_script(program, path, report, ran, compiled[str(path)]) if program.frame
+            else classify(program, path, report, compiled[str(path)]) for program, path in zip(programs, paths)}
+
+
+def _xlalint_run(scripts: list[Path], jobs: int, env: dict) -> dict:
+    """``xlalint run`` over ``scripts`` (one folder), listed in that folder's ``[tool.xlalint]``: its JSON report."""
+    folder = scripts[0].parent
+    (folder / "pyproject.toml").write_text(f"[tool.xlalint]\nrun = {json.dumps([p.name for p in scripts])}\n",
+                                           encoding="utf-8")
+    command = [sys.executable, "-m", "xlalint", "run", "--format", "json", "--device", "cpu", "--jobs", str(jobs),
+               "--run-timeout", str(SCRIPT_LIMIT_S)]
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env={**os.environ, **env})
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {"entries": [], "findings": [], "errors": [{"path": "*", "message": done.stderr[-2000:]}]}
+
+
+def _file_side(report: dict, shown: str) -> tuple[str, list[dict], str | None]:
+    """A script's verdict as a whole file (an error finding anywhere in it), its findings, and why it has none."""
+    why = [e["message"] for e in report["errors"] if e["path"] in (shown, "*")]
+    findings = [f for f in report["findings"] if f["path"] == shown]
+    if why:
+        return "missing", findings, why[0][:500]
+    return ("incompatible" if any(f["severity"] == "error" for f in findings) else "compatible"), findings, None
+
+
+def classify_script(program: Program, path: Path, check: dict, ran: dict, compiler: dict) -> dict:
+    """A script's row: the compiler's outcome, ``xlalint run``'s side (the row's verdict) and the check
+    command's (``check``: its verdict, findings and category). The check command is asked only about what it
+    can see without a run (``visible``): elsewhere only a false blocker or no verdict counts against it."""
+    visible = program.frame is not None and program.frame.visible
+    row = _compiler_row(program, compiler)
+    row = with_xlalint(row, *_file_side(ran, path.name))
+    checked = with_xlalint(row, *_file_side(check, _shown(path)))
+    category = checked["category"]
+    if not visible and category and not category.startswith("false blocker"):
+        category = None  # nothing to see without a run ("no entry point found" included)
+    row["visible"] = visible
+    row["check"] = {"verdict": checked["verdict"], "findings": checked["findings"], "category": category,
+                    "xlalint_error": checked["xlalint_error"]}
+    return row
+
+
+def _compiler_row(program: Program, compiler: dict) -> dict:
+    """A row's program and compiler side."""
+    outcome = "invalid" if not compiler.get("valid", True) else (
+        "fails" if not compiler["compiled"] else "differs" if compiler.get("differs") else "compiles")
+    return {"name": program.name, "family": program.family,
+            "wrapper": program.frame.name if program.frame else program.wrapper,
+            "steps": [s.op for s in program.steps],
+            "dtypes": list(program.dtypes), "outcome": outcome,
+            "compiler_error": compiler.get("error"), "compiler_op": compiler.get("error_op"),
+            "compiler_line": compiler.get("error_line"),
+            "compared": outcome != "compiles" or compiler.get("differs") is not None}
 
 
 def classify(program: Program, path: Path, report: dict, compiler: dict) -> dict:
     shown = _shown(path)
     entry = next((e for e in report["entries"] if e["path"] == shown and e["name"] == "case"), None)
     why = [e["message"] for e in report["errors"] if e["path"] in (shown, "*")] + [entry["error"] if entry else None]
-    outcome = "invalid" if not compiler.get("valid", True) else (
-        "fails" if not compiler["compiled"] else "differs" if compiler.get("differs") else "compiles")
-    row = {"name": program.name, "family": program.family, "wrapper": program.wrapper,
-           "steps": [s.op for s in program.steps],
-           "dtypes": list(program.dtypes), "outcome": outcome,
-           "compiler_error": compiler.get("error"), "compiler_op": compiler.get("error_op"),
-           "compiler_line": compiler.get("error_line"),
-           "compared": outcome != "compiles" or compiler.get("differs") is not None}
-    return with_xlalint(row, entry["verdict"] if entry else "missing",
+    return with_xlalint(_compiler_row(program, compiler), entry["verdict"] if entry else "missing",
                         [f for f in report["findings"] if f["path"] == shown], next((w[:500] for w in why if w), None))
 
 
@@ -365,26 +504,29 @@ def run(seed: int, n: int, out: Path, jobs: int = 1, seconds: float | None = Non
 def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) -> dict:
     """The valid rows of ``out``'s run judged again by the current rules, the compiler's side kept:
     from each program's saved graph without TensorFlow, or traced again where none was saved.
-    Written to ``out``/rechecked.jsonl (results.jsonl stays as the run found it)."""
+    Written to ``out``/rechecked.jsonl (results.jsonl stays as the run found it). A script family's rows are
+    kept as the run found them (judging a script needs a run of it)."""
     sys.path.insert(0, str(REPO))
     from xlalint.engine.entries import findings_for_traced_entry
     from xlalint.settings.table import Options
 
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    kept = {r["name"] for r in rows if "check" in r}
     graphs = out / "graphs"
 
     def saved(row: dict) -> Path | None:
         return next(graphs.glob(f"*programs__{row['name']}.case.json"), None)
 
-    untraced = [out / "programs" / f"{r['name']}.py" for r in rows if r["outcome"] != "invalid" and not saved(r)]
+    untraced = [out / "programs" / f"{r['name']}.py" for r in rows
+                if r["outcome"] != "invalid" and r["name"] not in kept and not saved(r)]
     for i in range(0, len(untraced), batch):
         _xlalint(untraced[i:i + batch], jobs, env or {}, graphs)
     options = Options(device="cpu", mode="jit")
     again = []
     for row in rows:
-        graph = saved(row) if row["outcome"] != "invalid" else None
+        graph = saved(row) if row["outcome"] != "invalid" and row["name"] not in kept else None
         if graph is None:
-            again.append(row if row["outcome"] == "invalid" else with_xlalint(row, "missing", [], "not traced again"))
+            again.append(row if row["outcome"] == "invalid" or row["name"] in kept else with_xlalint(row, "missing", [], "not traced again"))
             continue
         raw = json.loads(graph.read_text(encoding="utf-8"))
         if "compared" not in row:  # a run from before the field: the compiler child's own test, on the saved graph
@@ -414,6 +556,24 @@ def _figures(rows: list[dict]) -> list[str]:
             _share([r.get("op") for r in rows]), _share([r.get("line") for r in rows])]
 
 
+def _check_summary(rows: list[dict]) -> list[str]:
+    """The script families under the check command (the table above is ``xlalint run``'s): per family, the
+    programs it can see without a run, its verdict agreement on them, and its false blockers on all."""
+    if not rows:
+        return []
+    lines = ["", "the check command on the script families (visible: made where it sees them without a run):"]
+    for family in sorted({r["family"] for r in rows}):
+        mine = [r for r in rows if r["family"] == family]
+        visible = [r for r in mine if r["visible"]]
+        kinds = Counter((r["check"]["category"] or "").split(":")[0] for r in mine)
+        agree = sum(1 for r in visible if (r["check"]["category"] or "").split(":")[0] not in VERDICT_KINDS)
+        lines.append(f"  {family}: {len(visible)} visible of {len(mine)}, verdict {agree}/{len(visible)}, "
+                     f"false blockers {kinds['false blocker']}, no verdict {kinds['no verdict']}")
+    lines += [f"  {count:5d}  {category}" for category, count in
+              Counter(r["check"]["category"] for r in rows if r["check"]["category"]).most_common()]
+    return lines
+
+
 def summary(result: dict) -> str:
     rows = [r for r in result["rows"] if r["outcome"] != "invalid"]
     invalid = len(result["rows"]) - len(rows)
@@ -433,6 +593,7 @@ def summary(result: dict) -> str:
                    for line in [header, *table, ["all", *_figures(rows)]]),
              "", "disagreements by category:"]
     lines += [f"  {count:5d}  {category}" for category, count in categories.most_common()] or ["  none"]
+    lines += _check_summary([r for r in rows if "check" in r])
     lines += ["", "minimised cases:"]
     lines += [f"  {category}: {path}" for category, path in result["minimised"].items()] or ["  none"]
     return "\n".join(lines)
@@ -455,7 +616,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile-child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.compile_child is not None:
-        compile_child(args.compile_child)
+        scripts = bool(args.compile_child) and is_script(args.compile_child[0])
+        (script_child if scripts else compile_child)(args.compile_child)
         return 0
     out = Path(args.out or REPO / ".difftest" / f"seed-{args.seed}").resolve()
     if args.recheck:
