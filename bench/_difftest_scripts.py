@@ -155,6 +155,14 @@ LAYERS: tuple[Layer, ...] = (
     Layer("random_crop", "keras.layers.RandomCrop(6, 6)", _IMAGE, "image"),
     Layer("resizing", "keras.layers.Resizing(6, 6)", _IMAGE, "image"),
     Layer("center_crop", "keras.layers.CenterCrop(6, 6)", _IMAGE, "image"),
+    # image layers Keras lets XLA compile (supports_jit): whether XLA can is the compiler's answer
+    *(Layer(name, f"keras.layers.{call}", _IMAGE, "image") for name, call in (
+        ("equalization", "Equalization()"), ("auto_contrast", "AutoContrast()"), ("solarization", "Solarization(0.5)"),
+        ("random_hue", "RandomHue(0.1)"), ("random_saturation", "RandomSaturation(0.5)"),
+        ("random_sharpness", "RandomSharpness(0.5)"), ("random_grayscale", "RandomGrayscale()"),
+        ("random_erasing", "RandomErasing()"), ("random_gaussian_blur", "RandomGaussianBlur()"),
+        ("random_invert", "RandomInvert()"), ("random_posterization", "RandomPosterization(4)"),
+        ("rand_augment", "RandAugment()"), ("mix_up", "MixUp()"), ("cut_mix", "CutMix()"))),
 )
 LAYERS_BY_NAME = {layer.name: layer for layer in LAYERS}
 # each input kind: the Keras input and the data it is fed
@@ -313,7 +321,7 @@ def _distribute(frame: Frame, calls: list[Op]) -> tuple[list[str], list[str]]:
             'DATA = np.random.default_rng(0).standard_normal((8, 3)).astype("float32")',
             "LABELS = DATA.sum(axis=1, keepdims=True)", "", ""]
     module, main = (_distributed_model if frame["kind"] == "keras" else _distributed_step)(frame, calls)
-    return [*head, *module], main
+    return [*head, *_module(calls), *module], main  # the steps' objects after the devices are set up
 
 
 _BASES = {"model": "(keras.Model)", "layer": "(keras.layers.Layer)", "callable": ""}
@@ -334,7 +342,7 @@ def _wrapper(frame: Frame, calls: list[Op]) -> tuple[list[str], list[str]]:
     wrap = [f"fast = tf.function({', '.join(arguments)})"]
     call = ["for _ in range(2):", "    out = fast(BATCH)"] if frame["calls"] == "2" else ["out = fast(BATCH)"]
     main = [*call, "print([v.shape for v in tf.nest.flatten(out)])"]
-    module = [f"BATCH = {_BATCHES[frame['dtype']]}", "", "", *klass]
+    module = [*_module(calls), f"BATCH = {_BATCHES[frame['dtype']]}", "", "", *klass]
     if frame["where"] == "module":
         return [*module, "", "", *wrap], main
     return module, [*wrap, *main]
@@ -380,5 +388,5 @@ RENDERERS = {"distribute": _distribute, "wrapper": _wrapper, "preprocessing": _p
 def render(frame: Frame, calls: list[Op], text: str) -> str:
     """The script: ``text`` as its docstring, the frame's module-level lines, ``main()`` and its guard."""
     module, main = RENDERERS[frame.family](frame, calls)
-    return "\n".join([f'"""{text}"""', "", *_IMPORTS, *_module(calls), "", *module, "", "",
+    return "\n".join([f'"""{text}"""', "", *_IMPORTS, "", *module, "", "",
                       "def main():", *_indent(main), "", "", 'if __name__ == "__main__":', "    main()", ""])

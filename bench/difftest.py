@@ -10,7 +10,12 @@ wrappers), each written as a user file under ``--out`` (default ``.difftest/seed
 batch is checked by ONE xlalint run (``--format json --device cpu --no-cache``) and by
 compiler children (``bench/agreement.py``'s protocol: import, trace, lower to HLO, run with
 concrete seeded tensors, compare with TensorFlow without XLA). A program TensorFlow itself
-refuses without XLA is invalid and not counted.
+refuses without XLA is invalid and not counted. The script families (``bench/_difftest_scripts.py``:
+distribution strategies, ``tf.function`` of objects, Keras preprocessing models) are whole scripts:
+the compiler side runs each as ``__main__`` in a forked child (XLA where the script or Keras asks for
+it, and where a function of the script has no ``jit_compile``, as xlalint judges it; once more without
+XLA when that fails), and xlalint judges each in both modes, ``xlalint run`` (the row's verdict) and
+the check command (``check``: asked only about what it can see without a run).
 
 Disagreements, by category: a false blocker (XLA compiles and runs it to TensorFlow's result;
 xlalint reports an error; an error on a program XLA runs to another result is right, and an XLA2xx
@@ -329,16 +334,19 @@ def _file_side(report: dict, shown: str) -> tuple[str, list[dict], str | None]:
 
 def classify_script(program: Program, path: Path, check: dict, ran: dict, compiler: dict) -> dict:
     """A script's row: the compiler's outcome, ``xlalint run``'s side (the row's verdict) and the check
-    command's (``check``: its verdict, findings and category). The check command is asked only about what it
-    can see without a run (``visible``): elsewhere only a false blocker or no verdict counts against it."""
+    command's (``check``: its verdict, findings and category)."""
     visible = program.frame is not None and program.frame.visible
-    row = _compiler_row(program, compiler)
+    return judge_script({**_compiler_row(program, compiler), "visible": visible}, path, check, ran)
+
+
+def judge_script(row: dict, path: Path, check: dict, ran: dict) -> dict:
+    """``row`` (a script's program and compiler side) with both modes' sides. The check command is asked only
+    about what it can see without a run (``visible``): elsewhere only a false blocker counts against it."""
     row = with_xlalint(row, *_file_side(ran, path.name))
     checked = with_xlalint(row, *_file_side(check, _shown(path)))
     category = checked["category"]
-    if not visible and category and not category.startswith("false blocker"):
+    if not row["visible"] and category and not category.startswith("false blocker"):
         category = None  # nothing to see without a run ("no entry point found" included)
-    row["visible"] = visible
     row["check"] = {"verdict": checked["verdict"], "findings": checked["findings"], "category": category,
                     "xlalint_error": checked["xlalint_error"]}
     return row
@@ -504,14 +512,16 @@ def run(seed: int, n: int, out: Path, jobs: int = 1, seconds: float | None = Non
 def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) -> dict:
     """The valid rows of ``out``'s run judged again by the current rules, the compiler's side kept:
     from each program's saved graph without TensorFlow, or traced again where none was saved.
-    Written to ``out``/rechecked.jsonl (results.jsonl stays as the run found it). A script family's rows are
-    kept as the run found them (judging a script needs a run of it)."""
+    Written to ``out``/rechecked.jsonl (results.jsonl stays as the run found it). A script family's programs
+    are judged again by running both xlalint modes over them (a script's side needs a run)."""
     sys.path.insert(0, str(REPO))
     from xlalint.engine.entries import findings_for_traced_entry
     from xlalint.settings.table import Options
 
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     kept = {r["name"] for r in rows if "check" in r}
+    rejudged = _rejudge_scripts([r for r in rows if r["name"] in kept and r["outcome"] != "invalid"],
+                                out / "programs", jobs, env or {}, batch)
     graphs = out / "graphs"
 
     def saved(row: dict) -> Path | None:
@@ -524,9 +534,12 @@ def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) 
     options = Options(device="cpu", mode="jit")
     again = []
     for row in rows:
-        graph = saved(row) if row["outcome"] != "invalid" and row["name"] not in kept else None
+        if row["name"] in kept:  # a script: judged by both modes above (an invalid one as it was)
+            again.append(rejudged.get(row["name"], row))
+            continue
+        graph = saved(row) if row["outcome"] != "invalid" else None
         if graph is None:
-            again.append(row if row["outcome"] == "invalid" or row["name"] in kept else with_xlalint(row, "missing", [], "not traced again"))
+            again.append(row if row["outcome"] == "invalid" else with_xlalint(row, "missing", [], "not traced again"))
             continue
         raw = json.loads(graph.read_text(encoding="utf-8"))
         if "compared" not in row:  # a run from before the field: the compiler child's own test, on the saved graph
@@ -539,6 +552,17 @@ def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) 
                                   findings))
     (out / "rechecked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in again), encoding="utf-8")
     return {"rows": again, "minimised": {}}
+
+
+def _rejudge_scripts(rows: list[dict], folder: Path, jobs: int, env: dict, batch: int) -> dict[str, dict]:
+    """Script rows judged again by both modes of the current xlalint, ``batch`` programs per run."""
+    judged = {}
+    for i in range(0, len(rows), batch):
+        part = rows[i:i + batch]
+        paths = [(folder / f"{row['name']}.py").resolve() for row in part]
+        check, ran = _xlalint(paths, jobs, env), _xlalint_run(paths, jobs, env)
+        judged.update({row["name"]: judge_script(row, path, check, ran) for row, path in zip(part, paths)})
+    return judged
 
 
 def _share(flags: list) -> str:
