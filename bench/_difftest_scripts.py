@@ -49,10 +49,10 @@ class Frame:
 
     @property
     def visible(self) -> bool:
-        """The compiled code is made where the check command sees it without a run (module level, a builder)."""
-        where = dict(self.choices).get("where", "module")
-        return where in ("module", "builder") and (self.family != "distribute" or self["kind"] == "keras"
-                                                   or self["sig"] == "sig")
+        """The compiled code is made where the check command sees it without a run (module level, a builder), and
+        it can trace it: a Keras model, or a function with a signature (a subclassed model has no input shapes)."""
+        choices = dict(self.choices)
+        return choices.get("where", "module") in ("module", "builder") and choices.get("sig", "sig") != "none"
 
 
 def _pick(rng: random.Random, choices: list[tuple[str, str]], key: str, options: tuple[str, ...]) -> str:

@@ -324,12 +324,16 @@ def _xlalint_run(scripts: list[Path], jobs: int, env: dict) -> dict:
 
 
 def _file_side(report: dict, shown: str) -> tuple[str, list[dict], str | None]:
-    """A script's verdict as a whole file (an error finding anywhere in it), its findings, and why it has none."""
-    why = [e["message"] for e in report["errors"] if e["path"] in (shown, "*")]
+    """A script's verdict as a whole file, its findings, and why it has none: incompatible with an error finding
+    anywhere in it; else no verdict where xlalint could not read it or judge one of its entries (a function
+    without a signature, for the check command); else compatible."""
     findings = [f for f in report["findings"] if f["path"] == shown]
-    if why:
-        return "missing", findings, why[0][:500]
-    return ("incompatible" if any(f["severity"] == "error" for f in findings) else "compatible"), findings, None
+    if any(f["severity"] == "error" for f in findings):
+        return "incompatible", findings, None
+    why = [e["message"] for e in report["errors"] if e["path"] in (shown, "*")] + [
+        e["error"] or e["verdict"] for e in report["entries"]
+        if e["path"] == shown and e["verdict"] not in ("compatible", "incompatible")]
+    return ("missing", findings, why[0][:500]) if why else ("compatible", findings, None)
 
 
 def classify_script(program: Program, path: Path, check: dict, ran: dict, compiler: dict) -> dict:
