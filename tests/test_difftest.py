@@ -84,8 +84,8 @@ def test_the_new_families_agree_with_the_compiler_on_verdict_and_line(tmp_path: 
 def test_the_script_families_agree_with_the_compiler_in_both_modes(tmp_path: Path):
     """Two scripts of each script family of seed 6, run for real (with XLA, and without it where that fails):
     a MirroredStrategy over two virtual CPUs whose Keras model is compiled with jit_compile=True at module level
-    (XLA refuses it: both modes say XLA305), tf.function wrappers of objects made at module level and in main()
-    (only ``xlalint run`` sees the second), preprocessing models that Keras keeps off XLA or compiles."""
+    (XLA refuses it: both modes say XLA305), tf.function wrappers of objects made at module level and in main(),
+    a failing script only ``xlalint run`` sees, preprocessing models that Keras keeps off XLA or compiles."""
     families = tuple(f for f, kind in difftest.FAMILIES.items() if kind.script)
     result = difftest.run(6, 2, tmp_path, jobs=2, minimise_max=0, families=families)
     valid = [r for r in result["rows"] if r["outcome"] != "invalid"]
