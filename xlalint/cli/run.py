@@ -19,7 +19,7 @@ from xlalint.cli.common import (Interrupted, UsageParser, add_config_flag, add_f
                                 say_if_outside_range, signals_interrupt)
 from xlalint.settings.config import Config, ConfigError, find_config, load_config
 from xlalint.inputs.files import read_source
-from xlalint.inputs.module_files import spec_without_importing
+from xlalint.inputs.module_files import module_file
 from xlalint.inputs.notebooks import is_notebook
 from xlalint.report import EMITTERS
 from xlalint.core.results import Report
@@ -84,15 +84,10 @@ def _module_file(parser: UsageParser, module: str) -> str:
     """The file ``-m MODULE`` runs, found without running the user's code (no package imported)."""
     if not all(module.split(".")):
         parser.error(f"no module named {module!r}: its name has an empty part")
-    try:
-        spec = spec_without_importing(module, [os.getcwd(), *sys.path])
-    except (ImportError, ValueError):  # a finder's own error; a module imported here without a spec
-        spec = None
-    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+    file = module_file(module, os.getcwd())
+    if file is None:
         parser.error(f"no module named {module!r} (from {os.getcwd()})")
-    if spec.submodule_search_locations:  # a package runs its __main__
-        return os.path.join(os.path.dirname(spec.origin), "__main__.py")
-    return spec.origin
+    return file
 
 
 def _script_of(parser: UsageParser, script: str | None, module: str | None, command: str = "") -> str:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 from collections.abc import Iterator
 from importlib.machinery import ModuleSpec, PathFinder
 
@@ -31,3 +33,19 @@ def spec_without_importing(module: str, path: list[str]) -> ModuleSpec | None:
     interpreter finds that package (``specs_on_the_way``); no package imported; None if not found."""
     specs = list(specs_on_the_way(module, path, installed=True))
     return specs[-1] if len(specs) == module.count(".") + 1 else None
+
+
+def module_file(module: str, folder: str) -> str | None:
+    """The file ``python -m MODULE`` run from ``folder`` runs, searched as Python does (``folder`` first, then
+    ``sys.path``) without importing anything; a package runs its ``__main__.py``. None where it is not found
+    (a finder's own error included)."""
+    try:
+        spec = spec_without_importing(module, [folder, *sys.path])
+    except (ImportError, ValueError):  # a finder's own error; a module imported here without a spec
+        return None
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    if spec.submodule_search_locations:  # a package runs its __main__
+        return os.path.join(os.path.dirname(spec.origin), "__main__.py")
+    return spec.origin
+

@@ -9,7 +9,7 @@ import os
 import sys
 
 from xlalint.core.results import Finding
-from xlalint.inputs.module_files import spec_without_importing
+from xlalint.inputs.module_files import module_file
 from xlalint.run.listed import listed_command
 from xlalint.settings.config import find_config, load_config
 from xlalint.settings.table import run_command_words
@@ -23,11 +23,11 @@ def reaching(path: str) -> tuple[str, list[str]]:
     root, found = str(config.root), []
     for command in config.values.get("run", []):
         script, module, _ = listed_command(command)
-        spec = spec_without_importing(module, [root]) if module else None
-        file = os.path.join(root, script) if script else spec.origin if spec else None
+        # a listed command runs from the config's folder, as ``python SCRIPT`` or ``python -m MODULE`` would
+        file = os.path.join(root, script) if script else module_file(module, root) if module else None
         if file is None:
             continue
-        files = run_files(file, module)
+        files = run_files(file, module, root)
         if files is None or os.path.realpath(path) in files:
             found.append(command)
     return root, found

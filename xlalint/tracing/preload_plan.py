@@ -102,10 +102,10 @@ def _local_files(level: int, module: str, names: list[str], importer: str, roots
                 yield spec.origin
 
 
-def _search_path(script: str, module: str | None) -> list[str]:
-    """The folders Python searches first for the run's imports, in its order: the working directory for
+def _search_path(script: str, module: str | None, cwd: str) -> list[str]:
+    """The folders Python searches first for the imports of a run from ``cwd``, in its order: ``cwd`` for
     ``-m MODULE`` (the module's own folder is not searched), else the script's folder; then ``PYTHONPATH``."""
-    first = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
+    first = cwd if module else os.path.dirname(os.path.abspath(script))
     extra = os.environ.get("PYTHONPATH")
     # an empty entry is the working directory, as abspath("") makes it
     entries = [os.path.abspath(entry) for entry in extra.split(os.pathsep)] if extra else []
@@ -123,11 +123,12 @@ def _package_inits(file: str, module: str) -> Iterator[str]:
         folder = os.path.dirname(folder)
 
 
-def run_files(script: str, module: str | None) -> dict[str, ast.Module] | None:
-    """The files a run imports that Python finds on its first folders (``_search_path``), at any depth, the
-    script's own first (and for ``-m`` the packages around the module, which run first), each parsed once;
-    None past ``MAX_LOCAL_MODULES`` files (what the files not read import is not known)."""
-    roots = _search_path(script, module)
+def run_files(script: str, module: str | None, cwd: str | None = None) -> dict[str, ast.Module] | None:
+    """The files a run from ``cwd`` (default: this process's working directory) imports that Python finds on its
+    first folders (``_search_path``), at any depth, the script's own first (and for ``-m`` the packages around the
+    module, which run first), each parsed once; None past ``MAX_LOCAL_MODULES`` files (what the files not read
+    import is not known)."""
+    roots = _search_path(script, module, cwd or os.getcwd())
     pending, found = [os.path.abspath(script), *(_package_inits(script, module) if module else [])], {}
     seen: set[str] = set()
     while pending:
