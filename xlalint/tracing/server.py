@@ -203,8 +203,7 @@ class Server:
         clone's pid, once its parent has reaped it, may be another process's)."""
         if self.answers.closed:
             return
-        kill_group(self.child)
-        kill_group(self.pid)
+        self.end_processes()
         if self.proc is not None:
             self.proc.wait()
         else:
@@ -212,6 +211,13 @@ class Server:
         self._close_requests()
         self.answers.close()
         self.channel.closed = True
+
+    def end_processes(self) -> None:
+        """Kill the child's process group and the server's, leaving the pipes to the thread that may be reading
+        them (it sees the server end); ``kill`` does this and closes them."""
+        if not self.answers.closed:
+            kill_group(self.child)
+            kill_group(self.pid)
 
     def _close_requests(self) -> None:
         """Close the request pipe. A request still buffered there (its flush failed: the server had died) is
