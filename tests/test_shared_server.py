@@ -4,58 +4,94 @@ The answers themselves are checked against a cold run in tests/test_lsp_tf.py.""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from typing import Iterator
 
 import pytest
 
-from xlalint.tracing.shared import OFF, SharedServer, find_shared, socket_path
+from xlalint.tracing.shared import MAX_SOCKET_PATH, OFF, SharedServer, _private_folder, find_shared, socket_path
 from xlalint.tracing.warm import WarmServer
+
+
+@contextlib.contextmanager
+def offering(folder) -> Iterator[SharedServer]:
+    """A warm server offered for ``folder`` (its server never started: a lookup only asks it its code)."""
+    shared = SharedServer(WarmServer(), str(folder))
+    try:
+        assert shared.open()
+        yield shared
+    finally:
+        shared.close()
+        shared.warm.close()
+
+
+def found(file) -> bool:
+    """Whether the command line finds a server for ``file``."""
+    connection = find_shared([str(file)])
+    if connection is not None:
+        connection.close()
+    return connection is not None
 
 
 @pytest.fixture
 def offered(tmp_path):
-    shared = SharedServer(WarmServer(), str(tmp_path))
-    assert shared.open()
-    yield shared
-    shared.close()
-    shared.warm.close()
+    with offering(tmp_path) as shared:
+        yield shared
 
 
 def test_a_live_server_of_the_same_code_above_the_file_is_used(offered, tmp_path, monkeypatch):
     monkeypatch.delenv(OFF, raising=False)
     (tmp_path / "pkg").mkdir()
-    connection = find_shared([str(tmp_path / "pkg" / "model.py")])
-    assert connection is not None
-    connection.close()
-    assert find_shared([str(tmp_path.parent / "elsewhere.py")]) is None  # not in its workspace
+    assert found(tmp_path / "pkg" / "model.py")
+    assert not found(tmp_path.parent / "elsewhere.py")  # not in its workspace
 
 
 def test_a_stale_server_is_not_used(offered, tmp_path, monkeypatch):
     monkeypatch.delenv(OFF, raising=False)
     offered.fingerprint = "another version of xlalint"
-    assert find_shared([str(tmp_path / "model.py")]) is None
+    assert not found(tmp_path / "model.py")
 
 
 def test_turned_off(offered, tmp_path, monkeypatch):
     monkeypatch.setenv(OFF, "1")
-    assert find_shared([str(tmp_path / "model.py")]) is None
+    assert not found(tmp_path / "model.py")
 
 
 def test_a_dead_servers_socket_is_not_used_and_a_new_server_replaces_it(tmp_path, monkeypatch):
     monkeypatch.delenv(OFF, raising=False)
     path = socket_path(str(tmp_path))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    assert path is not None
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))
     dead.close()  # the file stays, nobody listens
-    assert find_shared([str(tmp_path / "model.py")]) is None
-    shared = SharedServer(WarmServer(), str(tmp_path))
-    try:
-        assert shared.open()
-        connection = find_shared([str(tmp_path / "model.py")])
-        assert connection is not None
-        connection.close()
-    finally:
-        shared.close()
-        shared.warm.close()
+    assert not found(tmp_path / "model.py")
+    with offering(tmp_path):
+        assert found(tmp_path / "model.py")
     assert not path.exists()
+
+
+def test_a_deep_cache_and_workspace_still_get_a_short_socket_of_their_own(tmp_path, monkeypatch):
+    """A socket's path has about 104 bytes (macOS); a temporary folder there alone takes half of them."""
+    monkeypatch.delenv(OFF, raising=False)
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    workspace = deep / "workspace"
+    workspace.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(deep / "cache"))
+    path = socket_path(str(workspace))
+    assert path is not None and len(str(path)) < MAX_SOCKET_PATH
+    assert path == socket_path(str(workspace)) != socket_path(str(deep))  # stable, one per folder
+    with offering(workspace):
+        assert found(workspace / "model.py")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(deep / "another cache"))
+        assert socket_path(str(workspace)) != path and not found(workspace / "model.py")  # another cache's
+
+
+def test_a_socket_folder_others_can_enter_is_not_used(tmp_path):
+    """Whoever can reach the socket has the server trace files: ``/tmp``'s folder must be this user's alone."""
+    folder = tmp_path / "servers"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    assert not _private_folder(folder)
+    folder.chmod(0o700)
+    assert _private_folder(folder)

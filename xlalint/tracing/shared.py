@@ -1,7 +1,8 @@
 """A warm tracing server shared with the command line: ``xlalint FILE`` traces on an editor's server when one runs.
 
 ``xlalint server`` offers its ``WarmServer`` (``xlalint.tracing.warm``) on a Unix socket named for its workspace
-folder, in ``~/.cache/xlalint/servers/`` (a folder only its user can enter). The check command looks for one
+folder, in ``~/.cache/xlalint/servers/`` (a folder only its user can enter; where that path is too long for a
+socket, ``/tmp/xlalint-UID/``, checked to be as private). The check command looks for one
 named for the checked path's folder or a folder above it; it is used only when it answers, with the same
 interpreter and the same xlalint code (a fingerprint of the package's files) as the command's own: a stale or
 dead server is never used, and ``XLALINT_NO_SERVER=1`` turns the lookup off. Only the traces cross: each
@@ -19,6 +20,7 @@ import hashlib
 import marshal
 import os
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -46,9 +48,29 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def socket_path(folder: str) -> Path:
-    name = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:24]
-    return cache_dir() / "servers" / f"{name}.sock"
+def socket_path(folder: str) -> Path | None:
+    """The socket of ``folder``'s server: a hash of the folder and of the cache's (each cache its own servers), in
+    the cache's ``servers`` folder, or where that path is too long for a socket (a deep home or temporary folder,
+    as macOS gives), in a short per-user folder of ``/tmp``; None where neither is usable (sharing is off)."""
+    if not hasattr(socket, "AF_UNIX"):
+        return None
+    key = f"{os.path.realpath(cache_dir())}\0{os.path.realpath(folder)}"
+    name = hashlib.sha256(key.encode()).hexdigest()[:24] + ".sock"
+    for parent in (cache_dir() / "servers", Path("/tmp") / f"xlalint-{os.getuid()}"):
+        if len(str(parent / name)) <= MAX_SOCKET_PATH and _private_folder(parent):
+            return parent / name
+    return None
+
+
+def _private_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder only this user can enter, made so if missing: no other user may offer a server
+    there, nor reach one."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def send(connection: socket.socket, message) -> None:
@@ -82,10 +104,9 @@ class SharedServer:
 
     def open(self) -> bool:
         """Listen (in a thread); False where no socket can be made here."""
-        if len(str(self.path)) > MAX_SOCKET_PATH or not hasattr(socket, "AF_UNIX"):
+        if self.path is None:
             return False
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # a dead server's
             self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -128,7 +149,7 @@ class SharedServer:
 
     def close(self) -> None:
         listener, self.listener = self.listener, None
-        if listener is not None:
+        if listener is not None and self.path is not None:  # a listener has its path
             listener.close()
             with contextlib.suppress(OSError):
                 self.path.unlink()
@@ -136,12 +157,12 @@ class SharedServer:
 
 def find_shared(paths: list[str]) -> socket.socket | None:
     """A connection to a live server of the same code for the first path's folder or one above it, or None."""
-    if os.environ.get(OFF) or not hasattr(socket, "AF_UNIX"):
+    if os.environ.get(OFF):
         return None
     start = Path(os.path.abspath(paths[0] if paths else "."))
     for folder in ([start] if start.is_dir() else []) + list(start.parents):
         path = socket_path(str(folder))
-        if not path.exists():
+        if path is None or not path.exists():
             continue
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
