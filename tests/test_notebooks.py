@@ -90,11 +90,13 @@ PROGRAM_MAGICS = [  # cells whose magics change the program: IPython's meaning i
     "%run -i counter.py\n%time doubled = counted * 2\n%timeit -n 1 -r 1 tripled = counted * 3\n"
     "%timeit -n1 -r1 calls.append(counted)",
     "%load_ext extension_here\nif True:\n    %cd ..\nplace = __import__('os').path.basename(__import__('os').getcwd())",
+    "%run sub/alone.py\nafter = list(__import__('sys').argv)",
 ]
 PROGRAM_FILES = {"sub/helper.py": "import sys\nseen_argv = sys.argv[1:]\n_private = 1\nname = __name__\n",
                  "sub/counter.py": "counted = len(seen_argv)\ncalls = []\n",
-                 "sub/extension_here.py": "import os\nos.environ['LOADED'] = 'yes'\n"}
-SEEN = ("seen_argv", "name", "counted", "doubled", "tripled", "place", "calls")
+                 "sub/extension_here.py": "import os\nos.environ['LOADED'] = 'yes'\n",
+                 "sub/alone.py": "import sys\nalone_argv = list(sys.argv)\n"}
+SEEN = ("seen_argv", "name", "counted", "doubled", "tripled", "place", "calls", "alone_argv", "after")
 
 
 def _program_folder(tmp_path, name: str):
@@ -112,7 +114,7 @@ def test_program_magics_do_what_ipython_does(tmp_path, monkeypatch):
 
     results = []
     for how in ("ipython", "xlalint"):
-        monkeypatch.setattr(sys, "argv", list(sys.argv))  # %run sets it (IPython puts it back, the module does not)
+        monkeypatch.setattr(sys, "argv", ["notebook", "--its-own"])  # %run sets it, and puts it back
         folder = _program_folder(tmp_path, how)
         monkeypatch.chdir(folder)
         monkeypatch.syspath_prepend(str(folder / "sub"))
@@ -134,6 +136,7 @@ def test_program_magics_do_what_ipython_does(tmp_path, monkeypatch):
     assert results[0] == results[1]
     assert results[1][0]["seen_argv"] == ["one", "two"] and results[1][0]["tripled"] is None  # timeit's own names
     assert results[1][0]["calls"] and results[1][0]["place"] == "project"  # the statement ran
+    assert results[1][0]["alone_argv"] == ["sub/alone.py"] and results[1][0]["after"] == ["notebook", "--its-own"]
 
 
 def test_magics_that_do_not_change_the_program_run_as_pass_and_are_listed():

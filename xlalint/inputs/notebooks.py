@@ -162,10 +162,11 @@ def _run_python(words: list[str]) -> str | None:
     script, *argv = words[1:] if own else words
     if script.startswith("-") or not script.endswith(".py"):
         return None
-    setting = f"__import__('sys').argv[:] = {[script, *argv]!r}; " if argv else ""
+    # sys.argv is the script's while it runs, then the notebook's again (the same list), as IPython does
+    argv_set = f"with __import__('unittest.mock').mock.patch.object(__import__('sys'), 'argv', {[script, *argv]!r}): "
     if own:
-        return f"{setting}exec(compile(open({script!r}).read(), {script!r}, 'exec'), globals())  # magic"
-    return (f"{setting}globals().update((k, v) for k, v in __import__('runpy').run_path({script!r}, "
+        return f"{argv_set}exec(compile(open({script!r}).read(), {script!r}, 'exec'), globals())  # magic"
+    return (f"{argv_set}globals().update((k, v) for k, v in __import__('runpy').run_path({script!r}, "
             "run_name='__main__').items() if not k.startswith('__'))  # magic")
 
 
