@@ -4,7 +4,8 @@ One editor session for the module (TensorFlow imported once by its server): a sa
 answer at the compiler's line (the script also run for real, ``run_truth.py``), with ``$/progress``; a file
 that hangs at import reports its timeout and the server goes on; a newer save kills a stale trace; a listed
 ``xlalint run`` command that reaches the saved file adds what it captured there; the
-command line traces on the same server and answers as a cold run does; shutdown and exit leave no process behind.
+command line traces on the same server and answers as a cold run does; shutdown and exit during a trace kill it,
+not waiting for it, and leave no process behind.
 """
 
 from __future__ import annotations
@@ -185,10 +186,16 @@ async def test_the_command_line_traces_on_the_editors_server_with_the_cold_answe
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_shutdown_and_exit_leave_no_process(client: LanguageClient):
+async def test_shutdown_and_exit_leave_no_process_nor_wait_for_a_trace(client: LanguageClient, project, tmp_path):
+    path = project / "patient" / "closing.py"  # its trace would run 20 minutes: shutdown kills it
+    text = HANGS.format(marker=str(tmp_path / "pid"))
+    path.write_text(text)
+    open_file(client, path)
+    save(client, path, text)
+    await asyncio.wait_for(eventually(lambda: (tmp_path / "pid").exists() and (tmp_path / "pid").read_text()), WAIT_S)
     server = client._server
     started = descendants(server.pid)
-    assert started  # the warm tracing server
-    await client.shutdown_session()
+    assert int((tmp_path / "pid").read_text()) in started  # the trace's child, under the warm tracing server
+    await asyncio.wait_for(client.shutdown_session(), KILLED_WITHIN_S)
     assert server.returncode == 0
     await asyncio.wait_for(eventually(lambda: not any(alive(pid) for pid in started)), 30)
