@@ -26,6 +26,7 @@ from xlalint.inputs.notebooks import in_cells
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.results import Entry, FileError, Finding, Report, one_per_place
 from xlalint.engine.plan import Plan
+from xlalint.engine.scan_ahead import ScanAhead
 from xlalint.engine.saved_graphs import save_entry
 from xlalint.engine.selection import PENDING, Produced, select
 from xlalint.settings.table import Options
@@ -52,21 +53,14 @@ def analyze(plan: Plan, options: Options) -> Report:
     produced: list[Produced] = []
     for path in plan.texts:
         produced += _from(report, path, map(Produced, scan_text(path, display_path(path))), TEXT)
-    checked = []
-    for request, result in plan.answers():
-        path = request["path"]
-        # No collection while a file is analysed: it would walk the file's records again and again (a third
-        # of the analysis of a ResNet50 step); what the analysis leaves in cycles is collected after it.
-        with gc_paused():
-            support = load_support(report.tensorflow) if report.tensorflow else None  # a file with an error needs none
-            traced = file_findings(report, result, support, options, path in plan.explicit)
-            traced += captured_findings(report, captured_records(result["entries"]))
-            produced += _from(report, path, traced)
-            if not request.get("saved_model"):
-                produced += _from(report, path, map(Produced, source_findings(
-                    path, options, result["entries"], tuple(p.finding for p in traced))))
-                if not result["error"]:
-                    checked.append(path)
+    checked: list[str] = []
+    ahead = ScanAhead([r["path"] for r in plan.requests if not r.get("saved_model")],
+                      lambda path: by_source(path, options, static=True))
+    try:
+        for request, result in plan.answers():
+            _analyse(report, request, result, plan, options, ahead, produced, checked)
+    finally:
+        ahead.stop()
     suppressions = SuppressionIndex()
     report.findings = in_cells(one_per_place(select(report, produced, options, suppressions, checked)))
     if report.shard:
@@ -76,6 +70,24 @@ def analyze(plan: Plan, options: Options) -> Report:
     if report.tensorflow:
         report.tables = load_support(report.tensorflow).tables_used(report.tensorflow)
     return report
+
+
+def _analyse(report: Report, request, result: FileResult, plan: Plan, options: Options, ahead: ScanAhead,
+             produced: list[Produced], checked: list[str]) -> None:
+    """One file's findings, traced and from its source (scanned ahead), added to ``produced``."""
+    path = request["path"]
+    # No collection while a file is analysed: it would walk the file's records again and again (a third
+    # of the analysis of a ResNet50 step); what the analysis leaves in cycles is collected after it.
+    with gc_paused():
+        support = load_support(report.tensorflow) if report.tensorflow else None  # a file with an error needs none
+        traced = file_findings(report, result, support, options, path in plan.explicit)
+        traced += captured_findings(report, captured_records(result["entries"]))
+        produced += _from(report, path, traced)
+        if not request.get("saved_model"):
+            produced += _from(report, path, map(Produced, source_findings(
+                path, options, result["entries"], tuple(p.finding for p in traced), ahead.take(path))))
+            if not result["error"]:
+                checked.append(path)
 
 
 def captured_findings(report: Report, records: list[CapturedRecord]) -> list[Produced]:
@@ -103,19 +115,28 @@ def _from(report: Report, path: str, produced, phase: int = OWN) -> list[Produce
     return produced
 
 
-def source_findings(path: str, options: Options, entries: Sequence[Mapping[str, Any]] | None = None,
-                    traced: tuple[Finding, ...] = ()) -> list[Finding]:
-    """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow);
-    given the file's ``entries``, also the graph rules' by-API-name stand-ins where no traced entry
-    reached (never less than ``--static``; ``traced``: the trace's findings)."""
+def by_source(path: str, options: Options, static: bool) -> list[Finding]:
+    """The source rules' findings on one file, judged for the XLA mode of each function; ``static``: the graph
+    rules' by-API-name stand-ins too. Nothing for a file libcst cannot read (its error is the trace's to report;
+    a deeply nested one is only traced)."""
     source = libcst_source(path)
     if source is None:
-        return []  # the file's own error is reported by the traced run; a deeply nested one is only traced
+        return []
     try:
-        scan = scan_source(display_path(path), source, load_table(), options.device, static=entries is not None)
+        scan = scan_source(display_path(path), source, load_table(), options.device, static=static)
     except (libcst.ParserSyntaxError, RecursionError):
         return []
-    found = judged_by_name(scan.findings, scan.functions, path, options.mode, options.device)
+    return judged_by_name(scan.findings, scan.functions, path, options.mode, options.device)
+
+
+def source_findings(path: str, options: Options, entries: Sequence[Mapping[str, Any]] | None = None,
+                    traced: tuple[Finding, ...] = (), found: list[Finding] | None = None) -> list[Finding]:
+    """The source rules' findings (XLA4xx...): what the source says, whatever was traced (no TensorFlow);
+    given the file's ``entries``, also the graph rules' by-API-name stand-ins where no traced entry
+    reached (never less than ``--static``; ``traced``: the trace's findings; ``found``: ``by_source``'s, when
+    made already)."""
+    if found is None:
+        found = by_source(path, options, static=entries is not None)
     if entries is None:
         return found
     stand_ins = [f for f in found if RULES[f.code].stage != "source"]

@@ -1,0 +1,69 @@
+"""The source pass done ahead in a thread (engine/scan_ahead.py): each file scanned once, by whichever thread
+gets there first, with the same answer and the same exception as a scan made where the file is taken."""
+
+import threading
+
+import pytest
+
+from xlalint.engine.scan_ahead import ScanAhead
+
+
+def _wait_for(condition) -> None:
+    event = threading.Event()
+    for _ in range(500):
+        if condition():
+            return
+        event.wait(0.01)
+    raise AssertionError("the thread did not get there")
+
+
+def test_the_threads_scans_are_taken_and_no_file_is_scanned_twice():
+    calls: list[str] = []
+    ahead = ScanAhead(["a.py", "b.py"], lambda path: calls.append(path) or path.upper())
+    _wait_for(lambda: len(ahead.ready) == 2)
+    assert [ahead.take("b.py"), ahead.take("a.py")] == ["B.PY", "A.PY"] and calls == ["a.py", "b.py"]
+
+
+def test_a_file_the_thread_has_not_reached_is_scanned_where_it_is_taken_and_one_under_way_is_waited_for():
+    calls: list[str] = []
+    release = threading.Event()
+
+    def scan(path: str) -> str:
+        calls.append(path)
+        if path == "a.py":
+            release.wait(5)
+        return path.upper()
+
+    ahead = ScanAhead(["a.py", "b.py"], scan)
+    _wait_for(lambda: calls == ["a.py"])  # the thread holds a.py
+    assert ahead.take("b.py") == "B.PY"  # taken before the thread got there: scanned here
+    release.set()
+    assert ahead.take("a.py") == "A.PY"
+    ahead.stop()
+    assert sorted(calls) == ["a.py", "b.py"]
+
+
+def test_a_scan_that_raises_raises_where_the_file_is_taken():
+    def scan(path: str) -> str:
+        raise ValueError(f"broken rule on {path}")
+
+    ahead = ScanAhead(["a.py"], scan)
+    _wait_for(lambda: "a.py" in ahead.ready)
+    with pytest.raises(ValueError, match="broken rule on a.py"):
+        ahead.take("a.py")
+
+
+def test_once_stopped_nothing_more_is_scanned_ahead():
+    calls: list[str] = []
+    release = threading.Event()
+
+    def scan(path: str) -> str:
+        calls.append(path)
+        release.wait(5)
+        return path
+
+    ahead = ScanAhead(["a.py", "b.py"], scan)
+    _wait_for(lambda: calls == ["a.py"])
+    ahead.stop()
+    release.set()
+    assert ahead.take("b.py") == "b.py" and ahead.take("a.py") == "a.py" and sorted(calls) == ["a.py", "b.py"]
