@@ -53,6 +53,12 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
         i += 1
     return v
 """),
+    "loop_appends_all_but_two_rows": ("fails", {"XLA105"}, "[None, 3]", "float32", """\
+    v = x
+    for i in tf.range(2):
+        v = tf.concat([v, x[2:]], 0)
+    return v
+"""),
     "inner_loop_inside_outer_loop": ("fails", {"XLA105"}, "[4, 3]", "float32", """\
     v = x
     i = tf.constant(0)
@@ -146,6 +152,29 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     while i < 3:
         ta = ta.write(i, x[0])
         i += 1
+    return x * 2
+"""),
+    "gradient_through_a_gather_of_an_array_that_starts_empty": ("fails", {"XLA201"}, "[4, 3]", "float32", """\
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True)
+        ta = ta.write(0, x[0])
+        y = ta.gather([0])
+    gradient = tape.gradient(tf.reduce_sum(y), x)  # compiler
+    return x * 2 if gradient is None else gradient
+"""),
+    "unused_read_of_an_array_that_starts_empty": ("fails", {"XLA201"}, "[4, 3]", "float32", """\
+    ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True)
+    for i in tf.range(2):
+        ta = ta.write(i, x[i])
+    first = ta.read(0)  # compiler
+    return x * 2
+"""),
+    "unused_gather_of_an_array_that_starts_empty_summed_over_rows": ("compiles", set(), "[4, 3]", "float32", """\
+    ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True)
+    for i in tf.range(2):
+        ta = ta.write(i, x[i])
+    rows = tf.reduce_sum(ta.gather([0, 1]), 0)
     return x * 2
 """),
     "length_after_pop_that_no_result_needs": ("compiles", set(), "[4, 3]", "float32", """\

@@ -8,8 +8,8 @@ argument). So each dimension of the body's result is followed as a constant plus
 dimensions the variables entered with, through the ops that keep, cut or join shapes: elementwise
 ops, slices with constant bounds, concat, pad, reductions, transposes, and nested loops that keep
 their own shapes. A dimension the body gets any other way is unknown, and an unknown dimension never
-counts as a change: only a difference that is not zero for any size of at least 1 does (``n + 1`` or
-``n + x`` against ``n``; not ``n + x - 2``).
+counts as a change; a difference that is zero for a few sizes at most does (``n + 1``, ``n + x`` or
+``n + x - 2`` against ``n``), one that is zero whenever two sizes are equal does not (``n + x - y``).
 """
 
 from __future__ import annotations
@@ -96,19 +96,18 @@ class LoopShapes:
 
 
 def _same(a: Dim | None, b: Dim | None) -> bool | None:
-    """Equal, different, or unknown. A dimension is taken to be at least 1: ``n + x`` (``x`` an argument's
-    unknown dimension) differs from ``n``, ``n + x - 2`` may not."""
+    """Equal, different, or unknown. A difference whose sizes all count the same way (``n + x``, ``n - 2``,
+    ``2 * n - x - 1``: every coefficient of one sign) is zero for a few sizes at most, and counts as a change:
+    XLA compiles the body for the sizes of one call, and fails for all the others (``v = tf.concat([v, x[2:]],
+    0)`` compiles only when ``x`` has 2 rows). One whose sizes count both ways (``n - x``) is zero whenever they
+    are equal, which the program may well ensure: unknown."""
     if a is None or b is None:
         return None
     constant, terms = _add(a, b, -1)
     if not terms:
         return constant == 0
     coefficients = [c for _, c in terms]
-    if all(c > 0 for c in coefficients) and constant + sum(coefficients) > 0:
-        return False
-    if all(c < 0 for c in coefficients) and constant + sum(coefficients) < 0:
-        return False
-    return None
+    return False if all(c > 0 for c in coefficients) or all(c < 0 for c in coefficients) else None
 
 
 class _BodyDims:

@@ -10,9 +10,11 @@ slots under XLA (measured on TF 2.21 CPU: resizing writes and pushes within them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from xlalint.analyses.liveness import kept_nodes
+from xlalint.analyses.loop_shapes import ELEMENTWISE, REDUCTIONS
 from xlalint.analyses.values import small_value
 from xlalint.core.opgraph import PASS_THROUGH, WHILE_OPS, OpGraph
 
@@ -30,6 +32,7 @@ class GrowingWrite:
     node: dict
     kind: str
     smallest: int | None  # None: known only at run time
+    fails: dict | None = None  # the op XLA cannot compile on the list that starts empty, needed or not
 
 
 def _input(node: dict, arg: str) -> dict | None:
@@ -73,11 +76,13 @@ def growing_writes(graph: OpGraph) -> list[GrowingWrite]:
     later (measured: an array grown in a loop and never read compiles and runs), once per graph."""
     kept = kept_nodes(graph)
 
-    def read(write: GrowingWrite) -> bool:
-        reader = list_reader(graph, write.node)
-        return reader is not None and reader["id"] in kept
+    def judged(write: GrowingWrite) -> GrowingWrite | None:
+        fails = _failing_read(graph, write.node) if write.smallest == 0 else None
+        if fails is None and not any(r["id"] in kept for r in _reads(graph, write.node["id"], 0, set(), LIST_READERS)):
+            return None
+        return replace(write, fails=fails)
 
-    return graph.analysis("growing_writes", lambda: [w for w in _growing_writes(graph) if read(w)])
+    return graph.analysis("growing_writes", lambda: [w for w in map(judged, _growing_writes(graph)) if w])
 
 
 def _growing_writes(graph: OpGraph):
@@ -113,7 +118,7 @@ def _growing_push(graph: OpGraph, node: dict):
     sizes = _initial_sizes(graph, handle["src"], handle["index"], set())
     known = [size for size in sizes if size is not None]
     if starts and starts <= {"TensorListFromTensor", "TensorListReserve"} and \
-            _read_whole(graph, node["id"], 0, set()) is not None:
+            next(_reads(graph, node["id"], 0, set(), WHOLE_LIST_READERS), None) is not None:
         yield GrowingWrite(node, "push", min(known) if known and len(known) == len(sizes) else None)
 
 
@@ -124,29 +129,28 @@ LIST_READERS = WHOLE_LIST_READERS | {"TensorListGetItem", "TensorListGather", "T
 
 def list_reader(graph: OpGraph, write: dict) -> dict | None:
     """The first op that reads the list a write (or push) leaves behind."""
-    return _read_whole(graph, write["id"], 0, set(), LIST_READERS)
+    return next(_reads(graph, write["id"], 0, set(), LIST_READERS), None)
 
 
-def _read_whole(graph: OpGraph, src: str, index: int, seen: set, readers: frozenset = WHOLE_LIST_READERS
-                ) -> dict | None:
-    """The first op that reads the whole list a handle holds (its length or its stack), later:
-    through updates, identities, while loops and function arguments."""
+def _reads(graph: OpGraph, src: str, index: int, seen: set, readers: frozenset):
+    """The ops of ``readers`` that read the list a handle holds, later, first found first: through updates,
+    identities, while loops and function arguments."""
     if (src, index) in seen:
-        return None
+        return
     seen.add((src, index))
     function = graph.node(src)["function"]
     for position, returned in enumerate(graph.functions[function]["outputs"]):  # out of the function that made it
         if tuple(returned) == (src, index):
             for caller_id, attr in graph.callers(function):
-                found = _read_whole(graph, caller_id, position, seen, readers) if attr != "cond" else None
-                if found is not None:
-                    return found
+                if attr != "cond":
+                    yield from _reads(graph, caller_id, position, seen, readers)
     for consumer in graph.consumers(src):
         for position, inp in enumerate(consumer["inputs"]):
             if (inp["src"], inp["index"]) != (src, index):
                 continue
             if consumer["type"] in readers:
-                return consumer
+                yield consumer
+                continue
             onward: list[tuple[str, int]] = []
             if consumer["type"] in HANDLE_UPDATES or consumer["type"] in PASS_THROUGH:
                 onward.append((consumer["id"], 0 if consumer["type"] != "IdentityN" else position))
@@ -159,9 +163,56 @@ def _read_whole(graph: OpGraph, src: str, index: int, seen: set, readers: frozen
             if consumer["type"] in WHILE_OPS:
                 onward.append((consumer["id"], position))
             for next_src, next_index in onward:
-                found = _read_whole(graph, next_src, next_index, seen, readers)
-                if found is not None:
-                    return found
+                yield from _reads(graph, next_src, next_index, seen, readers)
+
+
+# Under XLA a list that starts empty has no rows, whatever is written into it; the bridge then fails on ops that
+# read it, needed or not (measured on TF 2.21 CPU). Reading one element: "Slice dim size 1 greater than dynamic slice
+# dimension: 0". A gather gives one element's shape, a rank less than TensorFlow's: an op after it that needs that
+# rank fails ("Invalid reduction dimension", "transpose expects a vector of size 1", "Ranks of all input tensors
+# should match"); elementwise ops carry the lower rank on, a reshape or slice that fits it compiles.
+ELEMENT_READERS = frozenset({"TensorListGetItem", "TensorListPopBack"})
+RANK_BLIND = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+
+
+def _failing_read(graph: OpGraph, write: dict) -> dict | None:
+    """The first op XLA fails to compile on the list that ``write`` leaves behind, when that list starts empty."""
+    for reader in _reads(graph, write["id"], 0, set(), LIST_READERS):
+        if reader["type"] in ELEMENT_READERS:
+            return reader
+        shape = reader["outputs"][0]["shape"] if reader["type"] == "TensorListGather" else None
+        failing = _needs_rank(graph, reader["id"], shape) if shape else None
+        if failing is not None:
+            return failing
+    return None
+
+
+def _needs_rank(graph: OpGraph, src: str, shape: list) -> dict | None:
+    """The first op that reads ``src`` (TensorFlow's ``shape``, XLA's ``shape[1:]``) and fails on the lower rank."""
+    rank = len(shape) - 1
+    for consumer in graph.consumers(src):
+        op_type, inputs = consumer["type"], consumer["inputs"]
+        if op_type in RANK_BLIND or consumer["calls"]:
+            continue
+        if op_type in ELEMENTWISE:
+            others = [i.get("shape") for i in inputs if i["src"] != src]
+            if all(other is not None and len(other) <= rank for other in others):  # no operand brings the rank back
+                failing = _needs_rank(graph, consumer["id"], shape)
+                if failing is not None:
+                    return failing
+            continue
+        operand = small_value(graph, inputs[1]["src"]) if len(inputs) > 1 else None
+        if op_type in REDUCTIONS and operand is not None:
+            if any(not -rank <= axis < rank for axis in operand):
+                return consumer
+        elif op_type == "Reshape" and operand is not None:
+            if -1 not in operand and None not in shape[1:] and math.prod(operand) != math.prod(shape[1:]):
+                return consumer
+        elif op_type == "StridedSlice" and operand is not None:
+            if len(operand) > rank:
+                return consumer
+        else:
+            return consumer
     return None
 
 

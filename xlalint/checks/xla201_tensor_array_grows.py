@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlalint.analyses.tensor_lists import HINT, growing_writes, list_reader
+from xlalint.analyses.tensor_lists import HINT, GrowingWrite, growing_writes, list_reader
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.tables import version_key
@@ -16,25 +16,35 @@ def check(graph: OpGraph, ctx: Context):
     for write in growing_writes(graph):
         if write.kind == "maybe":
             continue
-        if write.kind == "push":
-            size = f" ({write.smallest})" if write.smallest is not None else ""
-            message = (f"this push appends to a tensor list that starts full (made from a tensor or reserved with a "
-                       f"size{size}); under XLA the list keeps that size and the pushed element is dropped, without "
-                       "an error")
-        elif write.kind == "past":
-            message = (f"this write goes past the initial size ({write.smallest}) of a TensorArray(dynamic_size="
-                       "True); under XLA the array keeps that size and the write is dropped or lands on its last "
-                       "element, without an error")
-        elif version_key(ctx.support.tensorflow)[:2] < EMPTY_REFUSED_BEFORE:
-            message = (f"this write grows a TensorArray(dynamic_size=True) that starts empty; with TensorFlow "
-                       f"{ctx.support.tensorflow} XLA refuses to compile it (\"Update dim size 1 greater than dynamic "
-                       "slice dimension: 0\"); later releases compile it and return the array empty, without an error")
-        else:
-            message = ("this write grows a TensorArray(dynamic_size=True) that starts empty; under XLA the array "
-                       "keeps size 0 and comes back empty or cut short, without an error")
+        message = _message(write, ctx)
         reader = list_reader(graph, write.node)
-        read = ((reader["id"], "the list is read here: where XLA's shorter list shows (or fails)"),) if reader else ()
+        read: tuple[tuple[str, str], ...] = (
+            (reader["id"], "the list is read here: where XLA's shorter list shows (or fails)"),) if reader else ()
+        if write.fails is not None:
+            read = ((write.fails["id"], "XLA fails to compile this op"),) + tuple(r for r in read
+                                                                                if r[0] != write.fails["id"])
         yield Hit("XLA201", message, HINT, node=write.node["id"], api="write", related=read)
+
+
+def _message(write: GrowingWrite, ctx: Context) -> str:
+    if write.kind == "push":
+        size = f" ({write.smallest})" if write.smallest is not None else ""
+        return (f"this push appends to a tensor list that starts full (made from a tensor or reserved with a "
+                f"size{size}); under XLA the list keeps that size and the pushed element is dropped, without an error")
+    what = (f"this write goes past the initial size ({write.smallest}) of a TensorArray(dynamic_size=True)"
+            if write.kind == "past" else "this write grows a TensorArray(dynamic_size=True) that starts empty")
+    if write.kind == "empty" and version_key(ctx.support.tensorflow)[:2] < EMPTY_REFUSED_BEFORE:
+        return (f"{what}; with TensorFlow {ctx.support.tensorflow} XLA refuses to compile it (\"Update dim size 1 "
+                "greater than dynamic slice dimension: 0\"); later releases compile it and return the array empty, "
+                "without an error")
+    if write.fails is not None:
+        return (f"{what}; under XLA the list has no rows, and {write.fails['type']} after it fails to compile, "
+                "whether its value is needed or not (reading an element of an empty list fails, and a gather from "
+                "it has one element's shape, a rank less than TensorFlow's)")
+    if write.kind == "past":
+        return (f"{what}; under XLA the array keeps that size and the write is dropped or lands on its last "
+                "element, without an error")
+    return f"{what}; under XLA the array keeps size 0 and comes back empty or cut short, without an error"
 
 
 RULE = Rule("XLA201", "tensor-array-grows", "error",
