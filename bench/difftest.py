@@ -91,14 +91,15 @@ def _same_file(name: str, path: str) -> bool:
     return os.path.exists(name) and os.path.samefile(name, path)
 
 
-CREATED_AT = "The op is created at:"
-_CREATED_AT = re.compile(r"The op is created at:\s*\n((?:File \"[^\"]*\", line \d+, in .*\n?)+)")
+_CREATED_AT = re.compile(r"(?:The op is created at:|Stack trace for op definition:)\s*\n"
+                         r"((?:File \"[^\"]*\", line \d+, in .*\n?)+)")
 _FRAME = re.compile(r'File "([^"]*)", line (\d+)')
 
 
 def created_at(message: str, path: str) -> int | None:
-    """The line of ``path`` that the compiler's message names ("The op is created at:", innermost frame of
-    ``path``; the message writes paths without their leading separator). None when it names none."""
+    """The line of ``path`` that the compiler's message names ("The op is created at:" or "Stack trace for op
+    definition:", innermost frame of ``path``; the message writes paths without their leading separator). None when
+    it names none."""
     block = _CREATED_AT.search(message)
     if block is None:
         return None
@@ -238,7 +239,8 @@ def compile_child(paths: list[str]) -> None:
                 result["error_op"], node = agreement._error_op(str(error), types)
                 # a message that says where the op was made is read alone (an argument's names no line of the
                 # file); a node name is looked up only when it says nothing, and may match another function's op
-                result["error_line"] = created_at(str(error), path) if CREATED_AT in str(error) else (
+                stack = any(head in str(error) for head in agreement._OP_STACK)
+                result["error_line"] = created_at(str(error), path) if stack else (
                     _op_line(concrete, node, path) if concrete is not None else None)
         print(json.dumps(result), file=out, flush=True)
 

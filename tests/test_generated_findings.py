@@ -132,6 +132,13 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     "string_argument_passed_to_a_nested_function": ("fails", {"XLA002"}, "[4, 3]", "string", """\
     return inner(x)
 """),
+    "lookup_table_in_a_cond": ("fails", {"XLA001"}, "[4, 3]", "float32", """\
+    if tf.size(x) > 4:  # compiler
+        y = TABLE.lookup(tf.constant(["text", "x"])) + tf.size(x)
+    else:
+        y = tf.constant([0, 0])
+    return y
+"""),
     # tensor lists
     "bounded_empty_list_written_within_its_slots": ("compiles", set(), "[4, 3]", "float32", """\
     tl = tf.raw_ops.EmptyTensorList(element_shape=tf.constant([3]), max_num_elements=8, element_dtype=x.dtype)
@@ -189,6 +196,8 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
 }
 MODULE_LEVEL = {"string_argument_passed_to_a_nested_function":
                 "@tf.function\ndef inner(s):\n    return tf.zeros([2])\n\n\n",
+                "lookup_table_in_a_cond":
+                "TABLE = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(['text'], [1]), -1)\n\n\n",
                 "string_result_of_a_nested_function":
                 "@tf.function\ndef inner(n):\n    return tf.strings.as_string(tf.shape(n))\n\n\n"}
 
