@@ -62,9 +62,9 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     "inner_loop_inside_outer_loop": ("fails", {"XLA105"}, "[4, 3]", "float32", """\
     v = x
     i = tf.constant(0)
-    while i < 2:  # compiler
+    while i < 2:
         w = x
-        for j in tf.range(2):
+        for j in tf.range(2):  # compiler
             tf.autograph.experimental.set_loop_options(shape_invariants=[(w, tf.TensorShape([None, 3]))])
             w = tf.concat([w, w[:1]], 0)
         v = v + tf.reduce_sum(w, 0)
@@ -182,6 +182,16 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     for i in tf.range(2):
         ta = ta.write(i, x[i])
     rows = tf.reduce_sum(ta.gather([0, 1]), 0)
+    return x * 2
+"""),
+    "unused_read_of_an_array_never_written": ("fails", {"XLA201"}, "[4, 3]", "float32", """\
+    ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True)
+    first = ta.read(0)  # compiler
+    return x * 2
+"""),
+    "unused_stack_of_an_array_never_written_with_its_element_shape": ("compiles", set(), "[4, 3]", "float32", """\
+    ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True, element_shape=[3])
+    rows = ta.stack()
     return x * 2
 """),
     "length_after_pop_that_no_result_needs": ("compiles", set(), "[4, 3]", "float32", """\

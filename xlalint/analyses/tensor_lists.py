@@ -114,7 +114,8 @@ def _growing_push(graph: OpGraph, node: dict):
     handle = _input(node, "input_handle")
     if handle is None:
         return
-    starts = _starts(graph, handle["src"], handle["index"], set())
+    starts = {graph.node(start)["type"] if start != "?" else start
+              for start in _starts(graph, handle["src"], handle["index"], set())}
     sizes = _initial_sizes(graph, handle["src"], handle["index"], set())
     known = [size for size in sizes if size is not None]
     if starts and starts <= {"TensorListFromTensor", "TensorListReserve"} and \
@@ -187,6 +188,35 @@ def _failing_read(graph: OpGraph, write: dict) -> dict | None:
     return None
 
 
+def unwritten_empty_reads(graph: OpGraph) -> list[dict]:
+    """Reads of a list reserved with no elements (``TensorArray(size=0)``) that nothing writes before them. XLA
+    fails to compile them, needed or not (measured on TF 2.21 CPU; a TensorFlow run refuses the needed ones too):
+    reading one element always, and any read of its rows when its element shape is unknown ("TensorList is not
+    initialized")."""
+    return graph.analysis("unwritten_empty_reads",
+                          lambda: [node for node in graph.nodes() if _unwritten_empty_read(graph, node)])
+
+
+def _unwritten_empty_read(graph: OpGraph, node: dict) -> bool:
+    if node["type"] not in LIST_READERS - {"TensorListLength"} or not node["inputs"]:
+        return False
+    handle = node["inputs"][0]
+    starts = _starts(graph, handle["src"], handle["index"], set())
+    if not starts or "?" in starts or any(graph.node(start)["type"] != "TensorListReserve" for start in starts):
+        return False
+    if set(_initial_sizes(graph, handle["src"], handle["index"], set())) != {0} or \
+            _went_through(graph, handle["src"], handle["index"], set(), frozenset({"TensorListSetItem",
+                                                                                  "TensorListPushBack"})):
+        return False
+    return node["type"] in ELEMENT_READERS or not all(_element_shape_known(graph, graph.node(s)) for s in starts)
+
+
+def _element_shape_known(graph: OpGraph, reserve: dict) -> bool:
+    shape = _input(reserve, "element_shape")
+    value = small_value(graph, shape["src"]) if shape else None
+    return value is not None and all(dim >= 0 for dim in value)
+
+
 def _needs_rank(graph: OpGraph, src: str, shape: list) -> dict | None:
     """The first op that reads ``src`` (TensorFlow's ``shape``, XLA's ``shape[1:]``) and fails on the lower rank."""
     rank = len(shape) - 1
@@ -217,7 +247,8 @@ def _needs_rank(graph: OpGraph, src: str, shape: list) -> dict | None:
 
 
 def _starts(graph: OpGraph, src: str, index: int, seen: set) -> set[str]:
-    """The op types that made the lists a handle may hold (through updates, identities and loops)."""
+    """The ops that made the lists a handle may hold (through updates, identities and loops); "?" where a handle
+    comes from nowhere the graph shows."""
     if (src, index) in seen:
         return set()
     seen.add((src, index))
@@ -235,31 +266,32 @@ def _starts(graph: OpGraph, src: str, index: int, seen: set) -> set[str]:
             inp = graph.argument_source(graph.node(caller_id), position)
             found |= _starts(graph, inp["src"], inp["index"], seen) if inp else {"?"}
         return found
-    return {node["type"]}
+    return {src}
 
 
-def _popped(graph: OpGraph, src: str, index: int, seen: set) -> bool:
-    """Whether the list a handle holds went through ``TensorListPopBack`` since it was made: through
-    updates, identities, while loops (what went in and what the body hands back) and function arguments."""
+def _went_through(graph: OpGraph, src: str, index: int, seen: set, types: frozenset) -> bool:
+    """Whether the list a handle holds went through an op of ``types`` since it was made: through updates,
+    identities, while loops (what went in and what the body hands back) and function arguments."""
     if (src, index) in seen:
         return False
     seen.add((src, index))
     node = graph.node(src)
-    if node["type"] == "TensorListPopBack":
+    if node["type"] in types:
         return True
     if node["type"] in HANDLE_UPDATES or node["type"] in PASS_THROUGH:
         handle = _input(node, "input_handle") or (node["inputs"][0] if node["inputs"] else None)
-        return handle is not None and _popped(graph, handle["src"], handle["index"], seen)
+        return handle is not None and _went_through(graph, handle["src"], handle["index"], seen, types)
     if node["type"] in WHILE_OPS:
         (body,) = node["calls"]["body"]
         back = graph.functions[body]["outputs"][index]
         inp = node["inputs"][index]
-        return _popped(graph, back[0], back[1], seen) or _popped(graph, inp["src"], inp["index"], seen)
+        return _went_through(graph, back[0], back[1], seen, types) or \
+            _went_through(graph, inp["src"], inp["index"], seen, types)
     if node["type"] == "Placeholder" and node["function"] != graph.root:
         position = graph.functions[node["function"]]["inputs"].index(src)
         sources = [graph.argument_source(graph.node(caller_id), position)
                    for caller_id, _ in graph.callers(node["function"])]
-        return any(_popped(graph, inp["src"], inp["index"], seen) for inp in sources if inp)
+        return any(_went_through(graph, inp["src"], inp["index"], seen, types) for inp in sources if inp)
     return False
 
 
@@ -275,5 +307,5 @@ def sized_after_pop(graph: OpGraph):
     for node in graph.nodes():
         if node["type"] in LIST_SIZE_READERS and node["inputs"] and node["id"] in kept:
             handle = node["inputs"][0]
-            if _popped(graph, handle["src"], handle["index"], set()):
+            if _went_through(graph, handle["src"], handle["index"], set(), frozenset({"TensorListPopBack"})):
                 yield node

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from xlalint.analyses.tensor_lists import HINT, GrowingWrite, growing_writes, list_reader
+from xlalint.analyses.api_names import call_name
+from xlalint.analyses.tensor_lists import HINT, GrowingWrite, growing_writes, list_reader, unwritten_empty_reads
 from xlalint.checks.base import Context, Hit, Rule
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.tables import version_key
@@ -24,6 +25,10 @@ def check(graph: OpGraph, ctx: Context):
             read = ((write.fails["id"], "XLA fails to compile this op"),) + tuple(r for r in read
                                                                                 if r[0] != write.fails["id"])
         yield Hit("XLA201", message, HINT, node=write.node["id"], api="write", related=read)
+    for node in unwritten_empty_reads(graph):
+        yield Hit("XLA201", "this reads a TensorArray that starts empty (size 0) and that nothing writes before: "
+                  "under XLA the list has no rows, and this read fails to compile whether its value is needed or not",
+                  HINT, node=node["id"], api=call_name(node["type"]))
 
 
 def _message(write: GrowingWrite, ctx: Context) -> str:
