@@ -56,10 +56,10 @@ def _static_then_bounded(graph: OpGraph, while_node: dict, position: int, dynami
 
 
 def outer_loops(graph: OpGraph, node: dict) -> tuple[tuple[str, str], ...]:
-    """The loops (and branches, calls) around a loop: the compiler's error names the outermost one it was
-    compiling (measured: "Input and output shapes of loop body do not match" of an inner loop is reported at
-    the outer loop's line)."""
-    return tuple((outer["id"], "the compiler reports the failure at this enclosing loop or call, which it was "
+    """The loops (and branches, calls) around a loop: the compiler's error names each one it was compiling, after
+    the inner loop (measured: "Input and output shapes of loop body do not match" of an inner loop comes with one
+    op stack per level)."""
+    return tuple((outer["id"], "the compiler's error names this enclosing loop or call too, which it was "
                   "compiling") for outer in graph.enclosing(node))
 
 
