@@ -116,6 +116,25 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     key, counter, alg = tf.raw_ops.StatelessRandomGetKeyCounterAlg(seed=[1, 2])
     return tf.raw_ops.StatelessRandomNormalV2(shape=tf.shape(x), key=key, counter=counter, alg=alg)
 """),
+    # found by the script families: a shape read is folded only where XLA knows the value's dimensions, and a
+    # folded value only where an op TensorFlow does not fold reads it
+    "shape_of_a_variable_product_of_static_size": ("runs", set(), "[4, 3]", "float32", """\
+    return tf.random.stateless_poisson(tf.shape(x * WEIGHT), seed=[1, 2], lam=2.0)
+"""),
+    "poisson_of_constants_summed_into_an_unused_loss": ("compiles", set(), "[4, 3]", "float32", """\
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.raw_ops.StatelessRandomPoisson(shape=[4, 3], seed=[1, 2], lam=2.0, dtype=tf.float32)
+        loss = tf.reduce_sum(x) + tf.reduce_sum(y)
+    return tape.gradient(loss, x)
+"""),
+    "poisson_of_constants_read_by_a_gradient_of_none": ("fails", {"XLA001"}, "[4, 3]", "float32", """\
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.raw_ops.StatelessRandomPoisson(shape=[4, 3], seed=[1, 2], lam=2.0, dtype=tf.float32)  # compiler
+    gradient = tape.gradient(tf.reduce_sum(y), x)
+    return x * 2 if gradient is None else gradient
+"""),
     "shuffle_of_a_rank_one_float": ("fails", {"XLA002"}, "[12]", "float32", """\
     return tf.random.shuffle(x)
 """),
@@ -204,7 +223,9 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     return x * 2 if gradient is None else gradient
 """),
 }
-MODULE_LEVEL = {"string_argument_passed_to_a_nested_function":
+WEIGHT = "WEIGHT = tf.Variable(tf.ones([3]))\n\n\n"
+MODULE_LEVEL = {"shape_of_a_variable_product_of_static_size": WEIGHT,
+                "string_argument_passed_to_a_nested_function":
                 "@tf.function\ndef inner(s):\n    return tf.zeros([2])\n\n\n",
                 "lookup_table_in_a_cond":
                 "TABLE = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(['text'], [1]), -1)\n\n\n",
@@ -273,3 +294,24 @@ def test_the_compilers_line_is_among_the_findings_places(name, judged):
         return
     places = {f["line"] for f in errors} | {r["line"] for f in errors for r in f["related"]}
     assert marked in places, (marked, places)
+
+
+@pytest.mark.parametrize("value, fails", [("x * WEIGHT", True), ("x * 2.0", False)])
+def test_a_shape_read_with_an_unknown_dimension_is_folded_unless_a_variable_makes_the_value(tmp_path, value, fails):
+    """Compiled with its signature (the cases above are compiled for their arguments' shapes): XLA knows an
+    argument's ``None`` dimension when it folds ``tf.shape``, not that of a value computed from a variable's."""
+    path = tmp_path / "case.py"
+    path.write_text(HEAD + WEIGHT + "@tf.function(jit_compile=True, input_signature=[tf.TensorSpec([None, 3])])\n"
+                    f"def case(x):\n    return tf.random.stateless_poisson(tf.shape({value}), seed=[1, 2], lam=2.0)\n",
+                    encoding="utf-8")
+    fn = gt.entries(gt.load_module(path))["case"]
+    try:
+        with tf.device("/CPU:0"):
+            fn(*gt.make_args(fn))
+        failed = False
+    except tf.errors.InvalidArgumentError as error:
+        failed = "StatelessRandomPoisson" in str(error)
+    report, _ = run_json(str(path), "--device", "cpu", "--no-cache")
+    assert failed is fails
+    assert [f["op_type"] for f in report["findings"] if f["severity"] == "error"] == (
+        ["StatelessRandomPoisson"] if fails else [])

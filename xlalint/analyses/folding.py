@@ -12,11 +12,17 @@ rules: ops whose output shape is not static on constants (``RaggedRange``, ``Seg
 ``None`` dimensions included, no data-dependent size) are folded like constants (measured on TF 2.21 CPU:
 ``StatelessRandomGammaV2(shape=tf.shape(x))``, which has no XLA kernel, compiles for an ``x`` of shape
 ``[None, 3]``, in the function, a cond branch, a nested function or a loop body, and fails when ``x`` comes
-from ``tf.boolean_mask``). Three things are not folded: the ops that derive a stateless generator's key
-and counter from a seed (their result depends on the device: ``tf.random.stateless_gamma`` of constants
-fails), a value that a while loop takes in (a gamma, binomial or int64 draw of constants handed to a loop
-fails), and an op whose value no result needs (``xlalint.analyses.liveness``: the bridge still lowers it;
-a ``StatelessRandomPoisson`` of constants under a tape whose gradient is None fails).
+from ``tf.boolean_mask``, or when a ``None`` dimension's value is computed from a variable's value: ``x * v``,
+``tf.matmul(x, v)``, a Keras ``Dense`` layer's output; with a static shape it compiles). Two things are not
+folded: the ops that derive a stateless generator's key and counter from a seed (their result depends on the
+device: ``tf.random.stateless_gamma`` of constants fails), and a value that a while loop takes in (a gamma,
+binomial or int64 draw of constants handed to a loop fails).
+
+TensorFlow replaces with a constant only a folded value that an op it does not fold reads (or a result of the
+function); a folded subgraph whose values nothing else reads stays as it is, and the bridge lowers it
+(measured on TF 2.21 CPU: a ``StatelessRandomPoisson`` of constants that nothing reads, or whose sum only a
+``tape.gradient`` of it reads (None), fails; summed into a loss with a value of the argument, it compiles, even
+when no result needs that loss).
 """
 
 from __future__ import annotations
@@ -24,13 +30,13 @@ from __future__ import annotations
 import math
 
 from xlalint.analyses.data_dependent import bounded_source
-from xlalint.analyses.liveness import kept_nodes
 from xlalint.analyses.values import SEED_DERIVATIONS
 from xlalint.core.opgraph import BRANCH_OPS, CALL_OPS, PASS_THROUGH, WHILE_OPS, OpGraph
 
 SHAPE_READS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
 NOT_FOLDED = SHAPE_READS | BRANCH_OPS | CALL_OPS | WHILE_OPS | SEED_DERIVATIONS
 HOST_CALLBACKS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+VARIABLE_READS = frozenset({"ReadVariableOp", "ResourceGather"})
 MAX_FOLDED_BYTES = 10 * 1024 * 1024
 _BYTES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
           "complex128": 16}
@@ -65,19 +71,22 @@ def _into_loop(graph: OpGraph, node: dict) -> bool:
 def _static_shape_read(graph: OpGraph, node: dict) -> bool:
     """A shape, size or rank XLA knows when compiling: folded."""
     return (node["type"] in SHAPE_READS and bool(node["inputs"])
-            and all(inp["shape"] is not None and bounded_source(graph, inp["src"]) is None for inp in node["inputs"]))
+            and all(inp["shape"] is not None and bounded_source(graph, inp["src"]) is None
+                    and (None not in inp["shape"] or not _reads_variable(graph, inp["src"])) for inp in node["inputs"]))
+
+
+def _reads_variable(graph: OpGraph, node_id: str) -> bool:
+    """The value is computed from a variable's value."""
+    return any(graph.node(n)["type"] in VARIABLE_READS for n in graph.ancestors(node_id) | {node_id})
 
 
 def _folded(graph: OpGraph):
     folded: set[str] = set()
     shaped: set[str] = set()  # folded values made from a folded shape read
-    kept = kept_nodes(graph)
     for node_id in graph.topological_order:
         node = graph.node(node_id)
         if node["type"] == "Const":
             folded.add(node_id)
-            continue
-        if node_id not in kept:  # what no result needs is left as it is, and lowered
             continue
         if _static_shape_read(graph, node):
             folded.add(node_id)
@@ -92,4 +101,16 @@ def _folded(graph: OpGraph):
                 folded.add(node_id)
                 if from_shape:
                     shaped.add(node_id)
-    return folded
+    return _replaced(graph, folded)
+
+
+def _replaced(graph: OpGraph, folded: set[str]) -> set[str]:
+    """The folded ops whose values reach an op not folded or a result (the rest stays, and is lowered), and
+    the constants."""
+    results = {src for function in graph.functions.values() for src, _ in function["outputs"]}
+    reached: set[str] = set()
+    for node_id in reversed(graph.topological_order):  # consumers first
+        if node_id in folded and (node_id in results or any(
+                c["id"] not in folded or c["id"] in reached for c in graph.consumers(node_id))):
+            reached.add(node_id)
+    return reached | {n for n in folded if graph.node(n)["type"] == "Const"}
