@@ -29,7 +29,14 @@ keep the compiler's line as a related place:
 | made by a call written over several lines | the call's first line | its last line, which the traceback gives | the first line names the call; a fix edits it there |
 
 A value carried around a loop, or one that comes from a random op or a variable, names where it comes from
-as a related place too, while the finding sits at the op that needs it.
+as a related place too, while the finding sits at the op that needs it. Where the compiler fails at another
+op than the one to change, the finding sits at the one to change and names the compiler's:
+
+| finding | placed at | related place (the compiler's line) | why |
+|---|---|---|---|
+| a loop nested in other loops, branches or calls changes a variable's shape (XLA105) | the inner loop | each enclosing loop or call (the compiler's message names the inner loop, then each of them) | the inner loop's body is what you change |
+| a write to a TensorArray that XLA keeps short (XLA201) | the write | the op that reads the list, or the op after it that XLA fails to compile | the array's size is what you change; the read is only where it shows |
+| an op with no kernel reads a lookup table that a `tf.cond` hands to its branch (XLA001) | the op | the `cond` (XLA fails there first: "Uninitialized arguments") | the op is what you move out of the compiled function |
 """
 
 
