@@ -203,6 +203,16 @@ CASES: dict[str, tuple[str, set[str], str, str, str]] = {
     rows = tf.reduce_sum(ta.gather([0, 1]), 0)
     return x * 2
 """),
+    "read_of_an_array_that_starts_empty_in_a_cond": ("fails", {"XLA201"}, "[4, 3]", "float32", """\
+    if tf.reduce_sum(x) > 0:  # compiler
+        ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True, element_shape=[3])
+        for i in tf.range(2):
+            ta = ta.write(i, x[i])
+        y = ta.read(ta.size() - 1)
+    else:
+        y = x[0]
+    return y
+"""),
     "unused_read_of_an_array_never_written": ("fails", {"XLA201"}, "[4, 3]", "float32", """\
     ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True)
     first = ta.read(0)  # compiler
