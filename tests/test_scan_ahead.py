@@ -67,3 +67,10 @@ def test_once_stopped_nothing_more_is_scanned_ahead():
     ahead.stop()
     release.set()
     assert ahead.take("b.py") == "b.py" and ahead.take("a.py") == "a.py" and sorted(calls) == ["a.py", "b.py"]
+
+
+def test_a_path_taken_twice_is_scanned_again_rather_than_waited_for():
+    calls: list[str] = []
+    ahead = ScanAhead(["a.py"], lambda path: calls.append(path) or path)
+    _wait_for(lambda: "a.py" in ahead.ready)
+    assert [ahead.take("a.py"), ahead.take("a.py")] == ["a.py", "a.py"] and calls == ["a.py", "a.py"]

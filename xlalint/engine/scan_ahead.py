@@ -20,6 +20,7 @@ class ScanAhead(Generic[T]):
     def __init__(self, paths: list[str], scan: Callable[[str], T]):
         self.scan = scan
         self.claimed: set[str] = set()  # scanned, or being scanned, by one of the two threads
+        self.scanning: str | None = None  # the path the thread is scanning now
         self.ready: dict[str, tuple[T | None, BaseException | None]] = {}
         self.changed = threading.Condition()
         self.stopped = False
@@ -27,31 +28,33 @@ class ScanAhead(Generic[T]):
 
     def _ahead(self, paths: list[str]) -> None:
         for path in paths:
-            if not self._claim(path):
-                continue
+            with self.changed:
+                if self.stopped:
+                    return
+                if path in self.claimed:
+                    continue
+                self.claimed.add(path)
+                self.scanning = path
             try:
                 done: tuple[T | None, BaseException | None] = (self.scan(path), None)
             except BaseException as error:  # noqa: BLE001 - raised where the file is taken, as without the thread
                 done = (None, error)
             with self.changed:
                 self.ready[path] = done
+                self.scanning = None
                 self.changed.notify_all()
 
-    def _claim(self, path: str) -> bool:
-        with self.changed:
-            if self.stopped or path in self.claimed:
-                return False
-            self.claimed.add(path)
-            return True
-
     def take(self, path: str) -> T:
-        """The scan of ``path``: the thread's, waited for if it is under way, else made here."""
-        if self._claim(path):
-            return self.scan(path)
+        """The scan of ``path``: the thread's, waited for if it is under way, else made here (also once stopped,
+        and for a path taken before)."""
         with self.changed:
-            while path not in self.ready:
+            while path == self.scanning:
                 self.changed.wait()
-            value, error = self.ready.pop(path)
+            done = self.ready.pop(path, None)
+            self.claimed.add(path)
+        if done is None:
+            return self.scan(path)
+        value, error = done
         if error is not None:
             raise error
         return value  # type: ignore[return-value]
