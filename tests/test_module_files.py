@@ -34,7 +34,7 @@ def test_a_package_runs_its_main_and_a_dotted_module_its_own_file(project):
     assert "pkg" not in sys.modules
 
 
-@pytest.mark.parametrize("module", ["pkg.missing", "absent", "pkg..train", ""])
+@pytest.mark.parametrize("module", ["pkg.missing", "absent", "pkg..train", "", "pkg.jobs"])  # jobs: no __main__
 def test_a_module_python_would_not_find_has_no_file(project, module):
     assert module_file(module, str(project)) is None
 

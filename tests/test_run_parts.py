@@ -245,7 +245,8 @@ def test_a_module_run_with_m_is_found_without_importing_its_packages(tmp_path, m
 
 
 @pytest.mark.parametrize("module, message", [
-    ("pkg.missing", "no module named 'pkg.missing' (from "),
+    ("pkg.missing", "no module named 'pkg.missing' to run, from "),
+    ("pkg", "no module named 'pkg' to run, from "),  # a package without __main__.py: Python cannot run it either
     ("pkg..train", "no module named 'pkg..train': its name has an empty part"),
 ])
 def test_a_module_not_found_is_a_usage_error_and_its_package_never_runs(tmp_path, module, message):

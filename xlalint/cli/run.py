@@ -86,7 +86,7 @@ def _module_file(parser: UsageParser, module: str) -> str:
         parser.error(f"no module named {module!r}: its name has an empty part")
     file = module_file(module, os.getcwd())
     if file is None:
-        parser.error(f"no module named {module!r} (from {os.getcwd()})")
+        parser.error(f"no module named {module!r} to run, from {os.getcwd()} (a package needs a __main__.py)")
     return file
 
 

@@ -38,7 +38,7 @@ def spec_without_importing(module: str, path: list[str]) -> ModuleSpec | None:
 def module_file(module: str, folder: str) -> str | None:
     """The file ``python -m MODULE`` run from ``folder`` runs, searched as Python does (``folder`` first, then
     ``sys.path``) without importing anything; a package runs its ``__main__.py``. None where it is not found
-    (a finder's own error included)."""
+    (a finder's own error included), also for a package without ``__main__.py``, which Python cannot run."""
     try:
         spec = spec_without_importing(module, [folder, *sys.path])
     except (ImportError, ValueError):  # a finder's own error; a module imported here without a spec
@@ -46,6 +46,7 @@ def module_file(module: str, folder: str) -> str | None:
     if spec is None or not spec.origin or not os.path.isfile(spec.origin):
         return None
     if spec.submodule_search_locations:  # a package runs its __main__
-        return os.path.join(os.path.dirname(spec.origin), "__main__.py")
+        main = os.path.join(os.path.dirname(spec.origin), "__main__.py")
+        return main if os.path.isfile(main) else None
     return spec.origin
 
