@@ -77,7 +77,17 @@ def _static_shape_read(graph: OpGraph, node: dict) -> bool:
 
 def _reads_variable(graph: OpGraph, node_id: str) -> bool:
     """The value is computed from a variable's value."""
-    return any(graph.node(n)["type"] in VARIABLE_READS for n in graph.ancestors(node_id) | {node_id})
+    return node_id in graph.analysis("from_variables", lambda: _from_variables(graph))
+
+
+def _from_variables(graph: OpGraph) -> frozenset[str]:
+    """The ops that read a variable or a value computed from one, in one pass (a graph with a dynamic batch
+    has a shape read per gradient op, each of which would otherwise walk its ancestors)."""
+    found: set[str] = set()
+    for node_id in graph.topological_order:
+        if graph.node(node_id)["type"] in VARIABLE_READS or any(src in found for src in graph.predecessors(node_id)):
+            found.add(node_id)
+    return frozenset(found)
 
 
 def _folded(graph: OpGraph):
