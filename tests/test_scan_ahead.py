@@ -1,11 +1,13 @@
 """The source pass done ahead in a thread (engine/scan_ahead.py): each file scanned once, by whichever thread
 gets there first, with the same answer and the same exception as a scan made where the file is taken."""
 
+import sys
 import threading
 
 import pytest
 
 from xlalint.engine.scan_ahead import ScanAhead
+from xlalint.inputs.files import PYTHON_RECURSION_LIMIT, parse_python
 
 
 def _wait_for(condition) -> None:
@@ -74,3 +76,23 @@ def test_a_path_taken_twice_is_scanned_again_rather_than_waited_for():
     ahead = ScanAhead(["a.py"], lambda path: calls.append(path) or path)
     _wait_for(lambda: "a.py" in ahead.ready)
     assert [ahead.take("a.py"), ahead.take("a.py")] == ["a.py", "a.py"] and calls == ["a.py", "a.py"]
+
+
+def test_parses_in_two_threads_leave_the_processs_recursion_limit_as_it_was():
+    """A parse sets the limit of a fresh interpreter, the process's, and puts it back: the thread's parses and the
+    analysis' must not put back each other's (TensorFlow, imported in the same process, raised it)."""
+    raised = PYTHON_RECURSION_LIMIT * 3
+    interval, limit = sys.getswitchinterval(), sys.getrecursionlimit()
+    sys.setswitchinterval(1e-6)  # switch threads between any two bytecodes
+    sys.setrecursionlimit(raised)
+    try:
+        threads = [threading.Thread(target=lambda: [parse_python("x = 1\n" * 50) for _ in range(300)])
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sys.getrecursionlimit() == raised
+    finally:
+        sys.setswitchinterval(interval)
+        sys.setrecursionlimit(limit)

@@ -9,12 +9,14 @@ import os
 import re
 import stat
 import sys
+import threading
 from typing import Collection
 
 from xlalint.inputs.notebooks import NotebookError, is_notebook, read_notebook
 from xlalint.core.results import FileError
 
 PYTHON_RECURSION_LIMIT = 1000  # a fresh interpreter's, under which `python file.py` compiles the file
+_LIMIT_SET = threading.Lock()  # the limit is the process's: one parse at a time sets it and puts it back
 # tensorflow, keras, tf_keras and their companions (tensorflow_text, keras_hub...), or a transformers TF model class
 MENTIONS_TF = re.compile(r"\b((tensorflow|keras|tf_keras)(_\w+)?|TF[A-Z][A-Za-z0-9]*(Model|For[A-Za-z]+))\b")
 # Shell scripts, Dockerfiles and .env files: scanned for TF_XLA_FLAGS misuse (XLA402) and read for what turns
@@ -113,13 +115,15 @@ def precheck(path: str, explicit: bool) -> tuple[str | None, bool]:
 @contextlib.contextmanager
 def _default_recursion_limit():
     """Parse as a fresh ``python file.py`` would, whatever this process raised its limit to (TensorFlow
-    raises it to 3000 when imported): the answer must not depend on what else ran here."""
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(PYTHON_RECURSION_LIMIT)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
+    raises it to 3000 when imported): the answer must not depend on what else ran here. One thread at a time (the
+    source pass scans ahead in a thread): two would put back each other's limit, and leave the process at 1000."""
+    with _LIMIT_SET:
+        previous = sys.getrecursionlimit()
+        sys.setrecursionlimit(PYTHON_RECURSION_LIMIT)
+        try:
+            yield
+        finally:
+            sys.setrecursionlimit(previous)
 
 
 def parse_python(source: str, path: str = "<unknown>") -> tuple[ast.Module | None, str | None]:
