@@ -5,7 +5,9 @@ The answers themselves are checked against a cold run in tests/test_lsp_tf.py.""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
+import tempfile
 from typing import Iterator
 
 import pytest
@@ -60,7 +62,7 @@ def test_turned_off(offered, tmp_path, monkeypatch):
 
 def test_a_dead_servers_socket_is_not_used_and_a_new_server_replaces_it(tmp_path, monkeypatch):
     monkeypatch.delenv(OFF, raising=False)
-    path = socket_path(str(tmp_path))
+    path = socket_path(str(tmp_path), make=True)
     assert path is not None
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))
@@ -78,9 +80,9 @@ def test_a_deep_cache_and_workspace_still_get_a_short_socket_of_their_own(tmp_pa
     workspace = deep / "workspace"
     workspace.mkdir(parents=True)
     monkeypatch.setenv("XDG_CACHE_HOME", str(deep / "cache"))
-    path = socket_path(str(workspace))
+    path = socket_path(str(workspace), make=True)
     assert path is not None and len(str(path)) < MAX_SOCKET_PATH
-    assert path == socket_path(str(workspace)) != socket_path(str(deep))  # stable, one per folder
+    assert path == socket_path(str(workspace)) != socket_path(str(deep))  # stable, one per folder, found as made
     with offering(workspace):
         assert found(workspace / "model.py")
         monkeypatch.setenv("XDG_CACHE_HOME", str(deep / "another cache"))
@@ -92,6 +94,16 @@ def test_a_socket_folder_others_can_enter_is_not_used(tmp_path):
     folder = tmp_path / "servers"
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
-    assert not _private_folder(folder)
+    assert not _private_folder(folder, make=True)
     folder.chmod(0o700)
-    assert _private_folder(folder)
+    assert _private_folder(folder, make=True)
+
+
+def test_a_lookup_makes_no_folder(tmp_path, monkeypatch):
+    """The command line looks for a server on every run: where none was ever offered, it leaves nothing behind (a
+    cache short enough for the socket to go there)."""
+    monkeypatch.delenv(OFF, raising=False)
+    with tempfile.TemporaryDirectory(prefix="x") as short:
+        monkeypatch.setenv("XDG_CACHE_HOME", short)
+        assert not found(tmp_path / "model.py")
+        assert not os.listdir(short)

@@ -48,25 +48,27 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def socket_path(folder: str) -> Path | None:
+def socket_path(folder: str, make: bool = False) -> Path | None:
     """The socket of ``folder``'s server: a hash of the folder and of the cache's (each cache its own servers), in
     the cache's ``servers`` folder, or where that path is too long for a socket (a deep home or temporary folder,
-    as macOS gives), in a short per-user folder of ``/tmp``; None where neither is usable (sharing is off)."""
+    as macOS gives), in a short per-user folder of ``/tmp``; None where neither is usable (sharing is off). The
+    server ``make``s the folder; a lookup makes nothing (a folder that is not there holds no server)."""
     if not hasattr(socket, "AF_UNIX"):
         return None
     key = f"{os.path.realpath(cache_dir())}\0{os.path.realpath(folder)}"
     name = hashlib.sha256(key.encode()).hexdigest()[:24] + ".sock"
     for parent in (cache_dir() / "servers", Path("/tmp") / f"xlalint-{os.getuid()}"):
-        if len(str(parent / name)) <= MAX_SOCKET_PATH and _private_folder(parent):
+        if len(str(parent / name)) <= MAX_SOCKET_PATH and _private_folder(parent, make):
             return parent / name
     return None
 
 
-def _private_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder only this user can enter, made so if missing: no other user may offer a server
-    there, nor reach one."""
+def _private_folder(path: Path, make: bool) -> bool:
+    """Whether ``path`` is a folder only this user can enter (with ``make``, made so if missing): no other user may
+    offer a server there, nor reach one."""
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if make:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = path.lstat()
     except OSError:
         return False
@@ -98,7 +100,7 @@ class SharedServer:
     """The editor's side: its warm server offered on the socket of ``folder`` until ``close``."""
 
     def __init__(self, warm: WarmServer, folder: str):
-        self.warm, self.path = warm, socket_path(folder)
+        self.warm, self.path = warm, socket_path(folder, make=True)
         self.fingerprint = code_fingerprint()
         self.listener: socket.socket | None = None
 
