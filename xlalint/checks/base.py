@@ -198,6 +198,15 @@ def layer_names(names: set[str]) -> str:
     return f"layer {quoted[0]}" if len(quoted) == 1 else f"layers {', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
+def enclosing_places(graph: OpGraph, node: dict) -> tuple[tuple[str, str], ...]:
+    """The related places of an op XLA fails on: the loops, branches and calls around it, innermost first. The
+    compiler's error names each one it was compiling, with one op stack per level (measured: an inner loop's
+    "Input and output shapes of loop body do not match"), and may give only their lines (a failing read in a
+    cond branch comes with the cond's stack alone)."""
+    return tuple((outer["id"], "the compiler's error names this enclosing loop, branch or call too, which it was "
+                  "compiling") for outer in graph.enclosing(node))
+
+
 def value_origin(value) -> tuple[tuple[str, str], ...]:
     """The related place of a shape value's verdict: the op it comes from (a random op, a loop, a variable)."""
     if value.origin is None:

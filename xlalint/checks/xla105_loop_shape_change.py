@@ -17,7 +17,7 @@ from __future__ import annotations
 from xlalint.analyses.data_dependent import DATA_DEPENDENT, bounded_source, dynamic_size_ops
 from xlalint.analyses.loop_shapes import loop_shapes
 from xlalint.analyses.values import SPECIALIZED, constant_inputs
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.checks.base import Context, Hit, Rule, enclosing_places
 from xlalint.core.opgraph import WHILE_OPS, OpGraph
 
 GROWING_OPS = frozenset({"ConcatV2", "Concat", "Pad", "PadV2", "MirrorPad"})
@@ -55,14 +55,6 @@ def _static_then_bounded(graph: OpGraph, while_node: dict, position: int, dynami
     return again is not None and again["id"] in dynamic and not _given_as_constants(graph, body, again["id"], ctx)
 
 
-def outer_loops(graph: OpGraph, node: dict) -> tuple[tuple[str, str], ...]:
-    """The loops (and branches, calls) around a loop: the compiler's error names each one it was compiling, after
-    the inner loop (measured: "Input and output shapes of loop body do not match" of an inner loop comes with one
-    op stack per level)."""
-    return tuple((outer["id"], "the compiler's error names this enclosing loop or call too, which it was "
-                  "compiling") for outer in graph.enclosing(node))
-
-
 def check(graph: OpGraph, ctx: Context):
     """A loop variable's body hands it back with another shape than it entered with: it grows (concat/pad
     of itself) or changes by a known amount, which XLA cannot compile. Or it enters with a data-dependent
@@ -89,7 +81,7 @@ def check(graph: OpGraph, ctx: Context):
                         "Make the value the same way on both sides: compute it inside the loop only, or keep the "
                         "argument's value out of shapes (XLA102) so that both sizes stay dynamic, or use a "
                         "fixed-size form (a mask multiply or 3-argument tf.where).",
-                        node=node["id"], api="while_loop", related=outer_loops(graph, node),
+                        node=node["id"], api="while_loop", related=enclosing_places(graph, node),
                     )
                     break
                 if bounded_source(graph, inp["src"]) is not None:
@@ -105,7 +97,7 @@ def check(graph: OpGraph, ctx: Context):
                     "keep it",
                     "Pad to the final size before the loop and write into it (tf.tensor_scatter_nd_update, "
                     "a TensorArray of fixed size), instead of growing or cutting a tensor in the loop.",
-                    node=node["id"], api="while_loop", related=outer_loops(graph, node),
+                    node=node["id"], api="while_loop", related=enclosing_places(graph, node),
                 )
                 break
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlalint.analyses.api_names import call_name
 from xlalint.analyses.tensor_lists import HINT, GrowingWrite, growing_writes, list_reader, unwritten_empty_reads
-from xlalint.checks.base import Context, Hit, Rule
+from xlalint.checks.base import Context, Hit, Rule, enclosing_places
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.tables import version_key
 
@@ -22,20 +22,13 @@ def check(graph: OpGraph, ctx: Context):
         read: tuple[tuple[str, str], ...] = (
             (reader["id"], "the list is read here: where XLA's shorter list shows (or fails)"),) if reader else ()
         if write.fails is not None:
-            read = ((write.fails["id"], "XLA fails to compile this op"),) + _around(graph, write.fails) + tuple(
-                r for r in read if r[0] != write.fails["id"])
+            read = ((write.fails["id"], "XLA fails to compile this op"), *enclosing_places(graph, write.fails),
+                    *(r for r in read if r[0] != write.fails["id"]))
         yield Hit("XLA201", message, HINT, node=write.node["id"], api="write", related=read)
     for node in unwritten_empty_reads(graph):
         yield Hit("XLA201", "this reads a TensorArray that starts empty (size 0) and that nothing writes before: "
                   "under XLA the list has no rows, and this read fails to compile whether its value is needed or not",
-                  HINT, node=node["id"], api=call_name(node["type"]), related=_around(graph, node))
-
-
-def _around(graph: OpGraph, node: dict) -> tuple[tuple[str, str], ...]:
-    """The conds, loops and calls around an op XLA fails to compile: the compiler's message may give only their
-    lines (measured: a failing read in a cond branch comes with the cond's stack alone)."""
-    return tuple((outer["id"], "the compiler's error names this enclosing cond, loop or call, which it was "
-                  "compiling") for outer in graph.enclosing(node))
+                  HINT, node=node["id"], api=call_name(node["type"]), related=enclosing_places(graph, node))
 
 
 def _message(write: GrowingWrite, ctx: Context) -> str:
