@@ -109,9 +109,25 @@ def bounded_branch_ops(graph: OpGraph) -> frozenset[str]:
     return graph.analysis("bounded_branch_ops", compute)
 
 
+def _bounded_values(graph: OpGraph) -> frozenset[str]:
+    """The ops that are a bounded source or read one through tensors, once per graph (in topological
+    order: what each op reads is decided before it)."""
+    def compute():
+        branches = bounded_branch_ops(graph)
+        bounded: set[str] = set()
+        for node_id in graph.topological_order:
+            if (graph.node(node_id)["type"] in DATA_DEPENDENT or node_id in branches
+                    or not bounded.isdisjoint(graph.predecessors(node_id))):
+                bounded.add(node_id)
+        return frozenset(bounded)
+    return graph.analysis("bounded_values", compute)
+
+
 def bounded_source(graph: OpGraph, node_id: str) -> dict | None:
     """The op a value's bounded-dynamic size comes from (a data-dependent op, or an If/Case whose
     branches differ in shape), or None."""
+    if node_id not in _bounded_values(graph):
+        return None
     branches = bounded_branch_ops(graph)
     seen, pending = {node_id}, deque([node_id])
     while pending:  # nearest first
