@@ -1,6 +1,6 @@
 """Every rule's code, read from the names of the rule modules (``xlalint/checks/xlaNNN_name.py``)
 without importing them: ``--select`` and ``--ignore`` are resolved before a run, while the tracing
-servers start, and the rules (libcst, networkx) are imported only for the analysis."""
+servers start, and the rules (libcst) are imported only for the analysis."""
 
 from __future__ import annotations
 

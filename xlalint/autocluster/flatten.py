@@ -13,9 +13,8 @@ are pruned, as TensorFlow prunes a function body.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
-
-import networkx as nx
 
 from xlalint.autocluster.tables import CONTROL_FLOW, DROPPED_OPS, RESOURCE_READS, is_stateful
 from xlalint.core.opgraph import CALL_OPS, OpGraph
@@ -106,18 +105,26 @@ class Flattener:
         self.control = {e for e in self.control if e[0] in alive and e[1] in alive}
 
     def _ordered(self, function: str) -> list[dict]:
+        """The function's ops, each after the ops it reads, the earliest traced first where several are ready
+        (trace order itself when it already is one); trace order where the ops read each other in a cycle."""
         nodes = self.by_function.get(function, [])
-        ids = {n["id"] for n in nodes}
-        sub = nx.DiGraph()
-        sub.add_nodes_from(ids)
-        for n in nodes:
-            sub.add_edges_from((i["src"], n["id"]) for i in n["inputs"] if i["src"] in ids)
-        try:
-            order = list(nx.lexicographical_topological_sort(sub, key=self.trace_index.get))
-        except nx.NetworkXUnfeasible:
-            order = [n["id"] for n in nodes]
         by_id = {n["id"]: n for n in nodes}
-        return [by_id[i] for i in order]
+        waiting = {n["id"]: {i["src"] for i in n["inputs"] if i["src"] in by_id} for n in nodes}
+        readers: dict[str, list[str]] = {}
+        for node_id, sources in waiting.items():
+            for src in sources:
+                readers.setdefault(src, []).append(node_id)
+        ready = [(self.trace_index[i], i) for i, sources in waiting.items() if not sources]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            _, node_id = heapq.heappop(ready)
+            order.append(by_id[node_id])
+            for reader in readers.get(node_id, ()):
+                waiting[reader].discard(node_id)
+                if not waiting[reader]:
+                    heapq.heappush(ready, (self.trace_index[reader], reader))
+        return order if len(order) == len(nodes) else nodes
 
     def _add(self, key: str, node: dict, region: int, kind: str = "op") -> str:
         self.units[key] = Unit(key, node, region, len(self.units), kind)

@@ -204,7 +204,7 @@ def _check(paths: list[str], options: Options, static: bool) -> Report:
 
     with plan_run(paths, options, _tracer(paths, options)) as plan:
         with interrupts_held():
-            from xlalint.engine.analysis import analyze  # libcst, networkx, the rules: a second, while the servers start
+            from xlalint.engine.analysis import analyze  # libcst, the rules: a second, while the servers start
 
         return analyze(plan, options)
 

@@ -3,7 +3,7 @@
 ``plan_run`` sorts the files (shell scripts and Dockerfiles are only read, Python files and
 SavedModels traced), answers what it can from the cache and starts the tracing servers for the
 rest at once, so that their TensorFlow import overlaps the parent's own imports (libcst,
-networkx, the rules: ``xlalint.engine.analysis``). ``Plan.answers`` then gives each traced file's result
+the rules: ``xlalint.engine.analysis``). ``Plan.answers`` then gives each traced file's result
 in the run's order as soon as it and every file before it are in, while later files still trace.
 Nothing here imports TensorFlow, libcst or the rules.
 """

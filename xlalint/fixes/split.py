@@ -7,24 +7,27 @@ the runs of statements around them stay compiled.
 
 from __future__ import annotations
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+import ast
+
+from xlalint.inputs.files import parse_python
 
 
-class _BodyRanges(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self, def_line: int):
-        self.def_line = def_line
-        self.statements: list[tuple[int, int]] | None = None
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if self.get_metadata(PositionProvider, node.name).start.line == self.def_line:
-            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
-            self.statements = [(self.get_metadata(PositionProvider, s).start.line,
-                                self.get_metadata(PositionProvider, s).end.line) for s in body]
-            return False
-        return True
+def _statement_lines(source: str, def_line: int) -> list[tuple[int, int]] | None:
+    """``(first, last)`` line of each statement of the body of the function defined at ``def_line`` (a nested
+    decorated function from its ``def``); None where there is no such function or its body follows the colon on
+    the header's line (then there is nothing to split). Python's own parser: ``a; b`` is two statements on one
+    line, which fall in the same run."""
+    tree, _ = parse_python(source)
+    if tree is None:
+        return None
+    lines = source.split("\n")
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == def_line:
+            first = node.body[0]
+            if lines[first.lineno - 1].encode()[:first.col_offset].strip():  # ``def f(x): return x``
+                return None
+            return [(s.lineno, s.end_lineno or s.lineno) for s in node.body]
+    return None
 
 
 def _lines(first: int, last: int) -> str:
@@ -34,15 +37,11 @@ def _lines(first: int, last: int) -> str:
 def split_suggestion(source: str, def_line: int, blocker_lines: set[int], shift: int = 0) -> str | None:
     """"keep lines 8-9 compiled, run line 10 without XLA, ..." or None when no split helps; the lines
     named are ``shift`` less than the source's (a notebook names the lines of the function's cell)."""
-    visitor = _BodyRanges(def_line)
-    try:
-        MetadataWrapper(cst.parse_module(source)).visit(visitor)
-    except cst.ParserSyntaxError:
-        return None
-    if not visitor.statements:
+    statements = _statement_lines(source, def_line)
+    if not statements:
         return None
     runs: list[list] = []  # [blocked, first, last]
-    for first, last in visitor.statements:
+    for first, last in statements:
         blocked = any(first <= line <= last for line in blocker_lines)
         if runs and runs[-1][0] == blocked:
             runs[-1][2] = last
