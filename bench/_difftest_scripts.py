@@ -275,10 +275,10 @@ def _distributed_step(frame: Frame, calls: list[Op]) -> tuple[list[str], list[st
     step = [_decorator(frame), "def step(x):",
             '    return strategy.reduce("SUM", strategy.run(replica_step, args=(x,)), axis=None)']
     if frame["input"] == "tensor":
-        calls_ = ["print(step(tf.constant(DATA)))"]
+        calls_ = ["print(step(tf.constant(DATA)).shape)"]
     else:
         calls_ = ["for batch in strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(DATA)"
-                  ".batch(8)):", "    print(step(batch))"]
+                  ".batch(8)):", "    print(step(batch).shape)"]
     module = [*made, "", "", "def replica_step(x):", *_indent(replica)]
     if frame["where"] == "module":
         return [*module, "", "", *step], calls_

@@ -12,10 +12,11 @@ compiler children (``bench/agreement.py``'s protocol: import, trace, lower to HL
 concrete seeded tensors, compare with TensorFlow without XLA). A program TensorFlow itself
 refuses without XLA is invalid and not counted. The script families (``bench/_difftest_scripts.py``:
 distribution strategies, ``tf.function`` of objects, Keras preprocessing models) are whole scripts:
-the compiler side runs each as ``__main__`` in a forked child (XLA where the script or Keras asks for
-it, and where a function of the script has no ``jit_compile``, as xlalint judges it; once more without
-XLA when that fails), and xlalint judges each in both modes, ``xlalint run`` (the row's verdict) and
-the check command (``check``: asked only about what it can see without a run).
+the compiler side runs each as ``__main__`` in a forked child, with XLA (where the script or Keras asks
+for it, and where a function of the script has no ``jit_compile``, as xlalint judges it) and without
+(what the two print is compared: the shapes of what they compute), and xlalint judges each in both
+modes, ``xlalint run`` (the row's verdict) and the check command (``check``: asked only about what it
+can see without a run).
 
 Disagreements, by category: a false blocker (XLA compiles and runs it to TensorFlow's result;
 xlalint reports an error; an error on a program XLA runs to another result is right, and an XLA2xx
@@ -134,9 +135,11 @@ def _as_asked(tf, path: str, xla: bool) -> None:
     tf.function = asked
 
 
-def _run_script(path: str, xla: bool) -> dict | None:
+def _run_script(path: str, xla: bool) -> tuple[dict | None, str]:
     """Run the script as ``__main__`` in a forked child (its own devices and state), with XLA or without
-    (``_as_asked``); None when it ends cleanly, else its error: the first line and the whole message."""
+    (``_as_asked``): (None when it ends cleanly, else its error: the first line and the whole message; what it
+    printed)."""
+    import io
     import runpy
     import signal
 
@@ -146,16 +149,16 @@ def _run_script(path: str, xla: bool) -> dict | None:
     pid = os.fork()
     if pid == 0:  # the child: run, then say how it ended
         os.close(read)
-        outcome = None
+        outcome, printed = None, io.StringIO()
         try:
             signal.alarm(SCRIPT_LIMIT_S)
             _as_asked(tf, path, xla)
-            sys.argv, sys.path[0] = [path], str(Path(path).parent)
+            sys.argv, sys.path[0], sys.stdout = [path], str(Path(path).parent), printed
             runpy.run_path(path, run_name="__main__")
         except BaseException as error:  # noqa: BLE001 - the script's failure is the answer
             outcome = {"error": agreement._first_line(error), "message": str(error)[:20000]}
         finally:
-            os.write(write, json.dumps({"outcome": outcome}).encode())
+            os.write(write, json.dumps({"outcome": outcome, "printed": printed.getvalue()[-5000:]}).encode())
             os._exit(0)
     os.close(write)
     with os.fdopen(read) as handle:
@@ -163,14 +166,16 @@ def _run_script(path: str, xla: bool) -> dict | None:
     _, status = os.waitpid(pid, 0)
     if not said:
         return {"error": f"the process died (status {status}) running it, or ran past {SCRIPT_LIMIT_S} s",
-                "message": ""}
-    return json.loads(said)["outcome"]
+                "message": ""}, ""
+    ended = json.loads(said)
+    return ended["outcome"], ended["printed"]
 
 
 def script_child(paths: list[str]) -> None:
-    """``compile_child``'s protocol for scripts: each run with XLA (``_as_asked``) and, when that fails, once
-    more without XLA (a script TensorFlow itself refuses is invalid). TensorFlow and Keras are
-    imported once, before the forks, and never run here."""
+    """``compile_child``'s protocol for scripts: each run with XLA (``_as_asked``) and once more without it. A
+    script that fails both ways is invalid (TensorFlow itself refuses it); one that runs with XLA and prints
+    something else without it (the shapes it prints), or fails only without it, runs to another result.
+    TensorFlow and Keras are imported once, before the forks, and never run here."""
     import logging
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -183,10 +188,10 @@ def script_child(paths: list[str]) -> None:
         print(json.dumps({"start": path}), file=out, flush=True)
         result = {"path": path, "compiled": False, "valid": True, "error": None, "error_op": None,
                   "error_line": None, "differs": None}
-        failed = _run_script(path, xla=True)
+        (failed, printed), (plain, plain_printed) = _run_script(path, xla=True), _run_script(path, xla=False)
         if failed is None:
-            result["compiled"] = True
-        elif _run_script(path, xla=False) is not None:
+            result.update(compiled=True, differs=plain is not None or printed != plain_printed)
+        elif plain is not None:
             result.update(valid=False, error=failed["error"])
         else:
             result["error"] = failed["error"]
