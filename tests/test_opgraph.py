@@ -32,6 +32,8 @@ def test_neighbours_and_ancestors(out_of_order):
     assert list(graph.predecessors("f:c")) == ["f:a", "f:b"]
     assert graph.ancestors("f:c") == {"f:a", "f:b", "f:x"}
     assert graph.ancestors("f:x") == set()
+    assert graph.reached_from({"f:a"}) == {"f:a", "f:c"}  # what reads a, directly or not
+    assert graph.reached_from({"f:x", "f:k"}) == {"f:x", "f:a", "f:b", "f:c", "f:k", "f:d"}
     assert "f:c" in graph and "f:nothing" not in graph
     assert graph.find("f", "d")["type"] == "Neg" and graph.find("f", "e") is None
 

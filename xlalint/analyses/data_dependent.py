@@ -110,16 +110,10 @@ def bounded_branch_ops(graph: OpGraph) -> frozenset[str]:
 
 
 def _bounded_values(graph: OpGraph) -> frozenset[str]:
-    """The ops that are a bounded source or read one through tensors, once per graph (in topological
-    order: what each op reads is decided before it)."""
+    """The ops that are a bounded source or read one through tensors, once per graph."""
     def compute():
-        branches = bounded_branch_ops(graph)
-        bounded: set[str] = set()
-        for node_id in graph.topological_order:
-            if (graph.node(node_id)["type"] in DATA_DEPENDENT or node_id in branches
-                    or not bounded.isdisjoint(graph.predecessors(node_id))):
-                bounded.add(node_id)
-        return frozenset(bounded)
+        sources = bounded_branch_ops(graph) | {n["id"] for n in graph.nodes() if n["type"] in DATA_DEPENDENT}
+        return graph.reached_from(sources)
     return graph.analysis("bounded_values", compute)
 
 

@@ -81,13 +81,9 @@ def _reads_variable(graph: OpGraph, node_id: str) -> bool:
 
 
 def _from_variables(graph: OpGraph) -> frozenset[str]:
-    """The ops that read a variable or a value computed from one, in one pass (a graph with a dynamic batch
+    """The ops that read a variable or a value computed from one, once per graph (a graph with a dynamic batch
     has a shape read per gradient op, each of which would otherwise walk its ancestors)."""
-    found: set[str] = set()
-    for node_id in graph.topological_order:
-        if graph.node(node_id)["type"] in VARIABLE_READS or any(src in found for src in graph.predecessors(node_id)):
-            found.add(node_id)
-    return frozenset(found)
+    return graph.reached_from({n["id"] for n in graph.nodes() if n["type"] in VARIABLE_READS})
 
 
 def _folded(graph: OpGraph):

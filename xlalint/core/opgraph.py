@@ -11,6 +11,7 @@ than all the rules together, and the rules need only neighbours, ancestors and a
 
 from __future__ import annotations
 
+from collections.abc import Set
 from functools import cached_property
 
 from xlalint.core.gc_pause import gc_paused
@@ -96,6 +97,15 @@ class OpGraph:
                     seen.add(src)
                     stack.append(src)
         return seen
+
+    def reached_from(self, starts: Set[str]) -> frozenset[str]:
+        """``starts`` and every op that reads one of them through tensors, directly or not (one pass in
+        topological order: what each op reads is decided before it)."""
+        reached: set[str] = set()
+        for node_id in self.topological_order:
+            if node_id in starts or not reached.isdisjoint(self._pred[node_id]):
+                reached.add(node_id)
+        return frozenset(reached)
 
     def callers(self, function: str) -> list[tuple[str, str]]:
         """``(node_id, attr)`` of the ops that call ``function`` (e.g. a While's ``body``)."""
