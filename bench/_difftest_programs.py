@@ -114,7 +114,8 @@ OPS: tuple[Op, ...] = (
     Op("slice_from_data", "tf.slice({x}, [0, 0], [tf.cast(tf.reduce_max(tf.abs({x})), tf.int32) % 2 + 1, 2])",
        ("float32", "int32")),
     Op("repeat_tensor", "tf.repeat({x}, tf.constant([1, 2, 1, 1]), axis=0)", ALL),
-    Op("repeat_from_data", "tf.repeat({x}, tf.cast(tf.abs({x}[:, 0]) % 2 + 1, tf.int32), axis=0)", ("float32", "int32")),
+    Op("repeat_from_data", "tf.repeat({x}, tf.cast(tf.abs({x}[:, 0]) % 2 + 1, tf.int32), axis=0)",
+       ("float32", "int32")),
     Op("sequence_mask", "tf.sequence_mask(tf.constant([1, 3]), tf.shape({x})[1])", ALL),
     Op("fill_from_data", "tf.fill([tf.cast(tf.reduce_max(tf.abs({x})), tf.int32) % 3 + 1], 1.0)", ("float32", "int32")),
 )

@@ -269,7 +269,8 @@ def _distributed_step(frame: Frame, calls: list[Op]) -> tuple[list[str], list[st
     loss = " + ".join(["tf.reduce_sum(h)"] + [f"tf.reduce_sum(tf.cast({y}, tf.float32))" for y in results])
     forward = [f"h = {value}", *ops, f"loss = {loss}"]
     if frame["pass"] == "gradient":
-        replica = ["with tf.GradientTape() as tape:", *_indent(forward), f"return tape.gradient(loss, {differentiated})"]
+        replica = ["with tf.GradientTape() as tape:", *_indent(forward),
+                   f"return tape.gradient(loss, {differentiated})"]
     else:
         replica = [*forward, "return loss"]
     step = [_decorator(frame), "def step(x):",
@@ -333,7 +334,8 @@ def _wrapper(frame: Frame, calls: list[Op]) -> tuple[list[str], list[str]]:
     target, dense = frame["target"], frame["weights"] == "dense"
     ops, results = _op_lines(calls, "h")
     method = "__call__" if target == "callable" else "call"
-    init = ["def __init__(self):", "    super().__init__()", "    self.dense = keras.layers.Dense(3)", ""] if dense else []
+    init = (["def __init__(self):", "    super().__init__()", "    self.dense = keras.layers.Dense(3)", ""]
+            if dense else [])
     body = ["h = self.dense(x)" if dense else "h = x", *ops, f"return {', '.join(results) or 'h'}"]
     klass = [f"class Net{_BASES[target]}:", *_indent([*init, f"def {method}(self, x):", *_indent(body)])]
     arguments = ["Net()"] + ["jit_compile=True"] * (frame["jit"] == "true") + (
