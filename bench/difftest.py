@@ -99,13 +99,15 @@ _FRAME = re.compile(r'File "([^"]*)", line (\d+)')
 
 def created_at(message: str, path: str) -> int | None:
     """The line of ``path`` that the compiler's message names ("The op is created at:" or "Stack trace for op
-    definition:", innermost frame of ``path``; the message writes paths without their leading separator). None when
-    it names none."""
+    definition:", innermost frame of ``path``). None when it names none. The message writes each path without the
+    folders it shares with TensorFlow's own files (just ``/`` where TensorFlow is installed elsewhere, ``/tmp/`` in
+    a virtual environment under ``/tmp``): a frame is ``path``'s when it ends ``path`` at a folder's boundary."""
     block = _CREATED_AT.search(message)
     if block is None:
         return None
-    wanted = path.lstrip(os.sep)
-    lines = [int(line) for file, line in _FRAME.findall(block.group(1)) if file.lstrip(os.sep) == wanted]
+    wanted = os.sep + path.lstrip(os.sep)
+    lines = [int(line) for file, line in _FRAME.findall(block.group(1))
+             if wanted.endswith(os.sep + file.lstrip(os.sep))]
     return lines[-1] if lines else None
 
 
