@@ -90,8 +90,7 @@ def main() -> None:
         traced = statistics.median(sum(run["trace_s"] for run in json.loads(r["stdout"])["runs"])
                                    for r in runs["--jobs 1, one server"])
         print(f"  their own trace: {traced:.1f} s ({traced / len(COMMANDS):.2f} s a script); beyond it, --jobs 1: "
-              f"{(serial - traced) / len(COMMANDS):.2f} s a script, --jobs {args.jobs}: "
-              f"{(parallel * args.jobs - traced) / len(COMMANDS):.2f} s of a server's time a script")
+              f"{(serial - traced) / len(COMMANDS):.2f} s a script")
         same = len({json.dumps(_summary(r["stdout"])) for done in runs.values() for r in done}) == 1
         print(f"  same runs and verdicts on both sides: {'yes' if same else 'NO'}")
     finally:

@@ -316,7 +316,12 @@ class Capture:
             record["traces"] += 1
             if len(record["trace_args"]) < KEPT_TRACES:
                 record["trace_args"].append(arguments)
-            return function.get_concrete_function(*args, **kwargs)
+            started = time.perf_counter()
+            try:
+                return function.get_concrete_function(*args, **kwargs)
+            finally:  # the script pays each trace too: counted in the run's trace_s
+                if "timing" in record:
+                    record["timing"]["trace_s"] += time.perf_counter() - started
         call = list(site[0]) if site else None
         path, line = (where["path"], where["line"]) if where["path"] else (call or [None, 1])[:2]
         record = {**entry_record(where["name"], line, where["kind"], run_hooks.jit_compile(function), []),
