@@ -9,7 +9,8 @@ model behind ``build_model()``, a custom training step (``GradientTape`` in a ``
 (a NumPy or Python callback, a string op). Sizes vary per file. Then, as bench/isolation_cost.py,
 runs each side with ``--jobs 1`` and ``--jobs 2`` and prints wall and CPU time, the speedup, peak
 memory and the cost per file against the first ``REV`` (default: the shared-worker commit), and
-how many entries and findings each side reported. A report, not a test.
+how many entries and findings each side reported; last, the check of a one-function file, the start
+that a second job cannot shorten, and the ``--jobs 2`` speedup it leaves possible. A report, not a test.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from _harness import checkouts, print_sides, side_by_side
+from _harness import checkouts, measure, print_sides, side_by_side, xlalint_command
 from isolation_cost import SHARED_WORKER
 
 SEQUENTIAL = '''import keras
@@ -130,6 +131,26 @@ def write_files(directory: Path, count: int) -> list[str]:
     return paths
 
 
+ONE_FUNCTION = '''import tensorflow as tf
+
+
+@tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+def add_one(x):
+    return x + 1
+'''
+
+
+def serial_start(directory: Path, repeat: int) -> float:
+    """Median wall seconds of checking one one-function file: the start no second job shortens (the
+    interpreter, the tracing server's TensorFlow import and preload, a trace, the report)."""
+    path = directory / "one_function" / "add_one.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(ONE_FUNCTION, encoding="utf-8")
+    walls = sorted(measure(xlalint_command([str(path)], "--no-cache", "--device", "cpu"))["wall_s"]
+                   for _ in range(repeat))
+    return walls[(len(walls) - 1) // 2]
+
+
 def _counts(stdout: str) -> str:
     try:
         report = json.loads(stdout)
@@ -154,11 +175,16 @@ def main() -> None:
         files = write_files(directory, args.files)
         with checkouts(args.before or [SHARED_WORKER]) as sides:
             result = side_by_side(files, sides, args.repeat)
+        start = serial_start(directory, args.repeat)
     print(f"{len(files)} generated files ({', '.join(k for k, _ in KINDS)}), --device cpu --no-cache, median of "
           f"{args.repeat} run(s); load average after: {os.getloadavg()[0]:.1f}")
     print_sides(result, list(sides), len(files))
     for side in sides:
         print(f"  {side}: " + "; ".join(f"--jobs {j}: {_counts(result[(side, j)]['stdout'])}" for j in (1, 2)))
+    one = result[("this checkout", 1)]["wall_s"]
+    print(f"  this checkout, one one-function file: {start:.1f} s, the part of a run that a second job does not "
+          f"shorten; with it, --jobs 2 can be at most about {one / (start + (one - start) / 2):.2f}x of --jobs 1 "
+          f"(Amdahl's law on the {one:.1f} s run)")
 
 
 if __name__ == "__main__":
