@@ -131,8 +131,8 @@ def show(case: dict, batch: int) -> None:
     print(f"\n== ResNet50 {case['key']} (batch {batch}): xlalint lints the file ({names}); "
           f"XLA lowers `{case['entry']}`")
     if len(lint["walls"]) > 1:
-        print("  median of {} runs each; wall times: xlalint {}, lowering {}".format(
-            len(lint["walls"]), " ".join(f"{w:.1f}" for w in lint["walls"]), " ".join(f"{w:.1f}" for w in lower["walls"])))
+        walls = [" ".join(f"{w:.1f}" for w in side["walls"]) for side in (lint, lower)]
+        print(f"  median of {len(lint['walls'])} runs each; wall times: xlalint {walls[0]}, lowering {walls[1]}")
     print(f"{'':34}{'xlalint':>12}{'lowering':>12}{'ratio':>9}")
     for label, key, fmt in (("wall time", "wall_s", "{:.1f} s"), ("CPU time (user+sys)", "cpu_s", "{:.1f} s"),
                             ("peak RSS, process tree (sampled)", "peak_mb", "{:,.0f} MB"),
