@@ -186,6 +186,21 @@ async def test_the_command_line_traces_on_the_editors_server_with_the_cold_answe
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_run_with_more_files_than_the_warm_server_is_worth_starts_its_own_servers(client, project):
+    folder = project / "many"
+    folder.mkdir()
+    for index in range(14):  # more than tracing.shared.worth_sharing gives one server at --jobs 4
+        (folder / f"step_{index}.py").write_text(
+            "import tensorflow as tf\n\n\n@tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])\n"
+            f"def step_{index}(x):\n    return x * {index}\n")
+    command = [sys.executable, "-m", "xlalint", "--no-cache", "--format", "json", "--jobs", "4", "many"]
+    done = await asyncio.to_thread(subprocess.run, command, cwd=project, capture_output=True, timeout=600,
+                                   env=repo_env({}))
+    assert b"running xlalint server" not in done.stderr, done.stderr
+    assert sorted(e["name"] for e in json.loads(done.stdout)["entries"]) == sorted(f"step_{i}" for i in range(14))
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_shutdown_and_exit_leave_no_process_nor_wait_for_a_trace(client: LanguageClient, project, tmp_path):
     path = project / "patient" / "closing.py"  # its trace would run 20 minutes: shutdown kills it
     text = HANGS.format(marker=str(tmp_path / "pid"))

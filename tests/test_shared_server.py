@@ -12,7 +12,8 @@ from typing import Iterator
 
 import pytest
 
-from xlalint.tracing.shared import MAX_SOCKET_PATH, OFF, SharedServer, _private_folder, find_shared, socket_path
+from xlalint.tracing.shared import (MAX_SOCKET_PATH, OFF, SharedServer, _private_folder, find_shared, socket_path,
+                                    worth_sharing)
 from xlalint.tracing.warm import WarmServer
 
 
@@ -107,3 +108,10 @@ def test_a_lookup_makes_no_folder(tmp_path, monkeypatch):
         monkeypatch.setenv("XDG_CACHE_HOME", short)
         assert not found(tmp_path / "model.py")
         assert not os.listdir(short)
+
+
+def test_a_warm_server_takes_a_run_while_its_import_saves_more_than_the_other_jobs_would():
+    assert all(worth_sharing(files, 1) for files in (1, 50, 1000))  # one job: nothing to lose
+    assert worth_sharing(20, 2) and not worth_sharing(21, 2)
+    assert worth_sharing(11, 8) and not worth_sharing(12, 8)
+    assert worth_sharing(0, 8)

@@ -211,18 +211,21 @@ def _check(paths: list[str], options: Options, static: bool) -> Report:
 
 def _tracer(paths: list[str], options: Options):
     """How the files are traced: on a running ``xlalint server``'s warm server for these paths where one answers
-    (``xlalint.tracing.shared``; not with --verify, whose devices a server chose when it started), else by
-    servers of this run's own."""
-    from xlalint.tracing.shared import SharedRun, find_shared
+    (``xlalint.tracing.shared``; not with --verify, whose devices a server chose when it started, nor for more files
+    than ``worth_sharing`` gives it at this ``--jobs``), else by servers of this run's own."""
+    from xlalint.tracing.shared import SharedRun, find_shared, worth_sharing
     from xlalint.tracing.workers import start_worker
 
     connection = None if options.verify else find_shared(paths)
     if connection is None:
         return start_worker
-    if options.progress:
-        print("xlalint: tracing on the running xlalint server (XLALINT_NO_SERVER=1: not)", file=sys.stderr)
 
-    def shared(requests, timeout, progress=None, jobs=1, max_memory_mb=0) -> SharedRun:
+    def shared(requests, timeout, progress=None, jobs=1, max_memory_mb=0):
+        if not worth_sharing(len(requests), jobs):  # known once the cache has answered what it can
+            connection.close()
+            return start_worker(requests, timeout, progress, jobs, max_memory_mb)
+        if options.progress:
+            print("xlalint: tracing on the running xlalint server (XLALINT_NO_SERVER=1: not)", file=sys.stderr)
         return SharedRun(connection, requests, timeout, progress, max_memory_mb)
 
     return shared
