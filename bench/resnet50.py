@@ -61,6 +61,7 @@ def train_step(images, labels):
 
 def breakdown(path: str, device: str) -> dict:
     """Seconds per stage of one xlalint run on ``path``, measured from this process."""
+    from xlalint.core.gc_pause import gc_paused
     from xlalint.engine.analysis import file_findings, source_findings
     from xlalint.report import EMITTERS
     from xlalint.core.results import Report
@@ -89,7 +90,8 @@ def breakdown(path: str, device: str) -> dict:
     out["tables"] = time.perf_counter() - clock
     clock = time.perf_counter()
     report = Report(device=device, tensorflow=traced.tensorflow)
-    produced = file_findings(report, result, support, options, True)
+    with gc_paused():  # as the run's analysis does: this process's TensorFlow heap would be walked otherwise
+        produced = file_findings(report, result, support, options, True)
     out["rules"] = time.perf_counter() - clock
     clock = time.perf_counter()
     produced += map(Produced, source_findings(path, options, result["entries"], tuple(p.finding for p in produced)))
