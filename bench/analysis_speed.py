@@ -90,9 +90,7 @@ def child(path: str, repeat: int, device: str) -> dict:
     scratch = tempfile.mkdtemp(prefix="xlalint-bench-")
     request = {"path": path, "targets": [], "discover": True, "verify": None,
                "result": os.path.join(scratch, "result"), "log": os.path.join(scratch, "log")}
-    folder = os.getcwd()
     result = worker.check_file(request, recorder)
-    os.chdir(folder)  # the worker leaves the file's scratch folder as its working directory, removed since
     graph_export.export_graph = export
     tensorflow = __import__("tensorflow").__version__
     options, support = Options(device=device), load_support(tensorflow)

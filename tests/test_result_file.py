@@ -38,7 +38,7 @@ def test_a_traced_result_comes_back_as_its_json(tmp_path):
 
 
 _CHILD = """
-import json, sys
+import json, os, sys
 from xlalint.backend.keras_sites import LayerRecorder
 recorder = LayerRecorder()
 recorder.install()
@@ -49,6 +49,7 @@ result = check_file({"path": path, "targets": [], "discover": True, "verify": No
 write_result(out, result)
 with open(out + ".json", "w", encoding="utf-8") as handle:
     json.dump(result, handle)
+print(os.getcwd())
 """
 
 _MODEL = """
@@ -78,13 +79,15 @@ def unique(values):
 @pytest.mark.tf
 def test_a_result_as_the_worker_made_it_comes_back_as_its_json(tmp_path):
     """The child's own result, before any JSON: Keras' fit step and its decisions, a model its step covers,
-    a compiled function with an unknown dimension."""
+    a compiled function with an unknown dimension. Called in-process, the worker gives back the folder it was
+    called in (the import ran in a scratch mirror of it, removed since)."""
     (tmp_path / "model.py").write_text(_MODEL, encoding="utf-8")
     out = str(tmp_path / "0.result")
     done = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path / "model.py"), out], cwd=tmp_path,
                           env=repo_env({"CUDA_VISIBLE_DEVICES": ""}),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == str(tmp_path.resolve())
     back = read_result(out)
     with open(out + ".json", encoding="utf-8") as handle:
         assert back == json.load(handle)

@@ -209,13 +209,18 @@ def _dependencies(opened: set[str], exclude: str) -> list[str]:
 
 def check_file(request: Request, recorder) -> FileResult:
     """Trace one file; ``deps`` lists every user file it loaded or opened by then (read through the scratch
-    mirror's links, so the mirror the import ran in is removed only then, with what the import wrote there)."""
+    mirror's links, so the mirror the import ran in is removed only then, with what the import wrote there).
+    Returns in the working directory it was called in."""
     started = time.perf_counter()
     opened: set[str] = set()
     sys.addaudithook(_opened_files_hook(opened))  # this process checks one file only: the hook dies with it
     scratches: list[str] = []  # the mirror the import ran in, once made (``_harness``)
-    result = _check_file(request, recorder, scratches)
-    result["deps"] = _dependencies(opened, os.path.dirname(request["result"]))
+    folder = os.getcwd()  # the import works in that mirror: the caller gets its own folder back
+    try:
+        result = _check_file(request, recorder, scratches)
+        result["deps"] = _dependencies(opened, os.path.dirname(request["result"]))
+    finally:
+        os.chdir(folder)
     for scratch in scratches:
         remove_scratch(scratch)
     result["seconds"] = time.perf_counter() - started
