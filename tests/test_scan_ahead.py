@@ -10,39 +10,47 @@ from xlalint.engine.scan_ahead import ScanAhead
 from xlalint.inputs.files import PYTHON_RECURSION_LIMIT, parse_python
 
 
-def _wait_for(condition) -> None:
-    event = threading.Event()
-    for _ in range(500):
-        if condition():
-            return
-        event.wait(0.01)
-    raise AssertionError("the thread did not get there")
+# A safety net only, for a thread that never gets there: each wait ends on the thread's own signal.
+PATIENCE = 600
+
+
+def _wait_until_ready(ahead: ScanAhead, paths: list[str]) -> None:
+    """Until the thread has put each of ``paths`` in ``ready`` (it notifies its condition on each)."""
+    with ahead.changed:
+        assert ahead.changed.wait_for(lambda: all(path in ahead.ready for path in paths), PATIENCE)
+
+
+def _holding(entered: threading.Event, release: threading.Event) -> None:
+    """Inside a scan: say it has begun, then hold it until the test releases it."""
+    entered.set()
+    assert release.wait(PATIENCE)
 
 
 def test_the_threads_scans_are_taken_and_no_file_is_scanned_twice():
     calls: list[str] = []
     ahead = ScanAhead(["a.py", "b.py"], lambda path: calls.append(path) or path.upper())
-    _wait_for(lambda: len(ahead.ready) == 2)
+    _wait_until_ready(ahead, ["a.py", "b.py"])
     assert [ahead.take("b.py"), ahead.take("a.py")] == ["B.PY", "A.PY"] and calls == ["a.py", "b.py"]
 
 
 def test_a_file_the_thread_has_not_reached_is_scanned_where_it_is_taken_and_one_under_way_is_waited_for():
-    calls: list[str] = []
-    release = threading.Event()
+    calls: list[tuple[str, str]] = []
+    entered, release = threading.Event(), threading.Event()
 
     def scan(path: str) -> str:
-        calls.append(path)
+        calls.append((path, threading.current_thread().name))
         if path == "a.py":
-            release.wait(5)
+            _holding(entered, release)
         return path.upper()
 
     ahead = ScanAhead(["a.py", "b.py"], scan)
-    _wait_for(lambda: calls == ["a.py"])  # the thread holds a.py
+    assert entered.wait(PATIENCE)  # the thread holds a.py
     assert ahead.take("b.py") == "B.PY"  # taken before the thread got there: scanned here
     release.set()
     assert ahead.take("a.py") == "A.PY"
     ahead.stop()
-    assert sorted(calls) == ["a.py", "b.py"]
+    here = threading.current_thread().name
+    assert sorted(calls) == [("a.py", "xlalint-scan-ahead"), ("b.py", here)]
 
 
 def test_a_scan_that_raises_raises_where_the_file_is_taken():
@@ -50,31 +58,34 @@ def test_a_scan_that_raises_raises_where_the_file_is_taken():
         raise ValueError(f"broken rule on {path}")
 
     ahead = ScanAhead(["a.py"], scan)
-    _wait_for(lambda: "a.py" in ahead.ready)
+    _wait_until_ready(ahead, ["a.py"])
     with pytest.raises(ValueError, match="broken rule on a.py"):
         ahead.take("a.py")
 
 
 def test_once_stopped_nothing_more_is_scanned_ahead():
-    calls: list[str] = []
-    release = threading.Event()
+    calls: list[tuple[str, str]] = []
+    entered, release = threading.Event(), threading.Event()
 
     def scan(path: str) -> str:
-        calls.append(path)
-        release.wait(5)
+        calls.append((path, threading.current_thread().name))
+        if path == "a.py":
+            _holding(entered, release)
         return path
 
     ahead = ScanAhead(["a.py", "b.py"], scan)
-    _wait_for(lambda: calls == ["a.py"])
+    assert entered.wait(PATIENCE)  # the thread holds a.py
     ahead.stop()
     release.set()
-    assert ahead.take("b.py") == "b.py" and ahead.take("a.py") == "a.py" and sorted(calls) == ["a.py", "b.py"]
+    assert ahead.take("b.py") == "b.py" and ahead.take("a.py") == "a.py"
+    here = threading.current_thread().name
+    assert sorted(calls) == [("a.py", "xlalint-scan-ahead"), ("b.py", here)]
 
 
 def test_a_path_taken_twice_is_scanned_again_rather_than_waited_for():
     calls: list[str] = []
     ahead = ScanAhead(["a.py"], lambda path: calls.append(path) or path)
-    _wait_for(lambda: "a.py" in ahead.ready)
+    _wait_until_ready(ahead, ["a.py"])
     assert [ahead.take("a.py"), ahead.take("a.py")] == ["a.py", "a.py"] and calls == ["a.py", "a.py"]
 
 
