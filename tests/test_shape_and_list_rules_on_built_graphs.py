@@ -1,11 +1,14 @@
-"""XLA103, XLA105, XLA106, XLA201, XLA202 and XLA301 on hand-built graphs: no TensorFlow, each hit exact."""
+"""XLA103, XLA105, XLA106, XLA201, XLA202 and XLA301 on hand-built graphs: no TensorFlow, each hit exact (and the
+search behind XLA201's failing reads on graphs whose paths join or go round)."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
 from graph_builder import GraphBuilder, hits
-from xlalint.analyses import data_dependent
+from xlalint.analyses import data_dependent, tensor_lists
 from xlalint.checks import Context, run_checks
 from xlalint.core.support import load_support
 
@@ -245,6 +248,49 @@ def test_a_write_without_resizing_is_left_alone():
     b.op("write", "TensorListSetItem", [handle, b.const("index", [5]), b.arg("item")], dtype="variant",
          args=["input_handle", "index", "item"], attrs={"element_dtype": "float32"})
     assert hits(b.build()) == []
+
+
+def _gathered_from_a_list_that_starts_empty(b: GraphBuilder) -> str:
+    """A TensorArray that starts empty, written and gathered: [2, 3] to TensorFlow, one rank less under XLA."""
+    written = _write(b, _reserve(b, b.const("size", [0])), b.arg("i", dtype="int32"))
+    return b.op("gather", "TensorListGather", [written, b.const("indices", [0, 1]), b.const("gathered_shape", [3])],
+                shape=[2, 3], args=["input_handle", "indices", "element_shape"], attrs={"element_dtype": "float32"})
+
+
+def _transpose(b: GraphBuilder, src: str) -> str:
+    """An op that needs the gather's rank (XLA fails on the lower one)."""
+    return b.op("transpose", "Transpose", [src, b.const("perm", [1, 0])], shape=[3])
+
+
+def test_the_op_that_needs_a_lost_rank_is_found_past_a_cycle():
+    """The search through elementwise ops after the gather goes round a cycle once (hand-built: the shapes keep
+    every operand at the lower rank, so each join lets the search in from both sides)."""
+    b = GraphBuilder()
+    low = b.op("low", "Neg", [_gathered_from_a_list_that_starts_empty(b)], shape=[3])
+    b.op("join", "AddV2", [low, "f:round"], shape=[3])  # reads "round", added below
+    b.function(b.root, [_transpose(b, b.op("round", "Neg", ["f:join"], shape=[3]))])
+    (write,) = tensor_lists.growing_writes(b.build())
+    assert write.kind == "empty" and write.fails is not None and write.fails["name"] == "transpose"
+
+
+def test_the_search_for_an_op_that_needs_a_lost_rank_reads_each_op_once_where_paths_join(monkeypatch):
+    """A ladder of diamonds after the gather (2**16 paths down it): each op's readers are looked at once, and the
+    op that needs the rank, read from the first diamond's second side, is found after the whole ladder."""
+    b = GraphBuilder()
+    level = _gathered_from_a_list_that_starts_empty(b)
+    ladder = []
+    for step in range(16):
+        sides = [b.op(f"neg{step}", "Neg", [level], shape=[3]), b.op(f"exp{step}", "Exp", [level], shape=[3])]
+        level = b.op(f"join{step}", "AddV2", sides, shape=[3])
+        ladder += [*sides, level]
+    b.function(b.root, [level, _transpose(b, "f:exp0")])
+    graph = b.build()
+    read: Counter[str] = Counter()
+    consumers = graph.consumers
+    monkeypatch.setattr(graph, "consumers", lambda node_id: read.update([node_id]) or consumers(node_id))
+    (write,) = tensor_lists.growing_writes(graph)
+    assert write.fails is not None and write.fails["name"] == "transpose"
+    assert {read[node_id] for node_id in ladder} == {1}
 
 
 LSTM = {"name": "lstm", "class": "LSTM", "file": "/src/model.py", "line": 12, "devices": ["gpu"]}

@@ -182,7 +182,7 @@ def _failing_read(graph: OpGraph, write: dict) -> dict | None:
         if reader["type"] in ELEMENT_READERS:
             return reader
         shape = reader["outputs"][0]["shape"] if reader["type"] == "TensorListGather" else None
-        failing = _needs_rank(graph, reader["id"], shape) if shape else None
+        failing = _needs_rank(graph, reader["id"], shape, set()) if shape else None
         if failing is not None:
             return failing
     return None
@@ -217,17 +217,19 @@ def _element_shape_known(graph: OpGraph, reserve: dict) -> bool:
     return value is not None and all(dim >= 0 for dim in value)
 
 
-def _needs_rank(graph: OpGraph, src: str, shape: list) -> dict | None:
-    """The first op that reads ``src`` (TensorFlow's ``shape``, XLA's ``shape[1:]``) and fails on the lower rank."""
+def _needs_rank(graph: OpGraph, src: str, shape: list, seen: set[str]) -> dict | None:
+    """The first op that reads ``src`` (TensorFlow's ``shape``, XLA's ``shape[1:]``) and fails on the lower rank;
+    ``seen``: the ops whose readers were looked at already (each once, where paths join or go round)."""
     rank = len(shape) - 1
+    seen.add(src)
     for consumer in graph.consumers(src):
         op_type, inputs = consumer["type"], consumer["inputs"]
         if op_type in RANK_BLIND or consumer["calls"]:
             continue
         if op_type in ELEMENTWISE:
             others = [i.get("shape") for i in inputs if i["src"] != src]
-            if all(other is not None and len(other) <= rank for other in others):  # no operand brings the rank back
-                failing = _needs_rank(graph, consumer["id"], shape)
+            if consumer["id"] not in seen and all(other is not None and len(other) <= rank for other in others):
+                failing = _needs_rank(graph, consumer["id"], shape, seen)  # no operand brings the rank back
                 if failing is not None:
                     return failing
             continue
