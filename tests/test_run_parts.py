@@ -19,15 +19,24 @@ from xlalint.settings.table import Options
 
 
 @pytest.mark.parametrize("argv, ours, theirs", [
-    (["--format", "json", "train.py", "--epochs", "2"], ["--format", "json", "train.py"], ["--epochs", "2"]),
+    (["--format", "json", "train.py", "--epochs", "2"], ["--format=json", "train.py"], ["--epochs", "2"]),
     (["-q", "--format=sarif", "train.py", "-q"], ["-q", "--format=sarif", "train.py"], ["-q"]),
     (["-m", "pkg.train", "--lr", "1"], ["-m", "pkg.train"], ["--lr", "1"]),
     (["--", "-odd.py", "x"], ["-odd.py"], ["x"]),
     (["--quiet"], ["--quiet"], []),
-    (["--command", "-m pkg.train --lr 1", "--jobs", "2"], ["--command=-m pkg.train --lr 1", "--jobs", "2"], []),
+    (["--command", "-m pkg.train --lr 1", "--jobs", "2"], ["--command=-m pkg.train --lr 1", "--jobs=2"], []),
+    (["-j", "2", "--config", "c.toml", "-m", "pkg"], ["-j", "2", "--config=c.toml", "-m", "pkg"], []),
 ])
 def test_options_before_the_script_are_ours_the_rest_the_scripts(argv, ours, theirs):
     assert split_command(argv, _parser()) == (ours, theirs)
+
+
+def test_a_long_options_value_that_starts_with_a_dash_is_its_value():
+    parser = _parser()
+    ours, theirs = split_command(["--write-baseline", "-found.json", "--quiet", "--config", "-x.toml"], parser)
+    assert (ours, theirs) == (["--write-baseline=-found.json", "--quiet", "--config=-x.toml"], [])
+    args = parser.parse_args(ours)
+    assert (args.write_baseline, args.quiet, args.config) == ("-found.json", True, "-x.toml")
 
 
 def test_usage_errors(tmp_path, monkeypatch):

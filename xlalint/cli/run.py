@@ -64,8 +64,12 @@ def _parser() -> UsageParser:
 
 
 def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
-    """``(xlalint's options with the script or -m MODULE, the script's ARGS)``."""
-    flags = {s for action in parser._actions if action.nargs == 0 for s in action.option_strings}  # noqa: SLF001
+    """``(xlalint's options with the script or -m MODULE, the script's ARGS)``. A long option's value is joined to
+    it (``--command=VALUE``): argparse would take a value that starts with ``-`` (``--command "-m pkg.train"``,
+    ``--write-baseline -found.json``) for an option of its own."""
+    actions = parser._actions  # noqa: SLF001
+    flags = {s for action in actions if action.nargs == 0 for s in action.option_strings}
+    valued = {s for action in actions if action.nargs is None for s in action.option_strings if s.startswith("--")}
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -74,8 +78,8 @@ def split_command(argv: list[str], parser) -> tuple[list[str], list[str]]:
         if token == "--" or not token.startswith("-"):
             start = i + 1 if token == "--" else i
             return argv[:i] + argv[start:start + 1], argv[start + 1:]
-        if token == "--command" and i + 1 < len(argv):  # its value may start with `-m`, which argparse would take
-            argv = [*argv[:i], f"--command={argv[i + 1]}", *argv[i + 2:]]
+        if token in valued and i + 1 < len(argv):
+            argv = [*argv[:i], f"{token}={argv[i + 1]}", *argv[i + 2:]]
         i += 1 if token in flags or "=" in argv[i] else 2
     return argv, []
 
