@@ -48,6 +48,8 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # this checkout's xlalint, as the `python -m xlalint` children run it
+from xlalint.backend.op_stack import created_at  # noqa: E402 - the case's line the compiler names
 CORPUS = REPO / "fixtures" / "corpus"
 CATEGORIES = ("hostcall", "print", "string", "data", "dtype", "shape_const", "recompile", "dynamic_shape",
               "unknown_dims", "control_flow", "gradient", "tensorarray", "keras_layer", "keras_train_step",
@@ -117,8 +119,6 @@ _UNSUPPORTED_OP = re.compile(r"on XLA_\w+?_JIT: (\w+) \(")
 _CONSTANT_INPUT = re.compile(r"with op (\w+) must be a compile-time constant")
 _EVALUATING = re.compile(r"while evaluating input \d+ of (\w+) ")
 _NODE = re.compile(r"\{\{node ([^}]+)\}\}|node `([^`]+)`")
-_OP_STACK = ("The op is created at:", "Stack trace for op definition:")  # the compiler's headings of the op's stack
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _NOISE = ("Graph execution error", "Detected at node", "The op is created at", "File ", "Stack trace for op")
 
 
@@ -215,15 +215,6 @@ def _error_op(message: str, types: dict[str, str]) -> tuple[str | None, str | No
     return None, None
 
 
-def _compiler_line(message: str, path: str) -> int | None:
-    """The line of the case file the compiler names for the failing op: the innermost frame of that file in the
-    op's stack ("The op is created at:"), as a user reads it; None where the message gives no stack."""
-    stack = next((message.split(head, 1)[1] for head in _OP_STACK if head in message), "")
-    lines = [int(m["line"]) for m in _FRAME.finditer(stack.split("tf2xla conversion failed")[0])
-             if m["file"].endswith(Path(path).name)]
-    return lines[-1] if lines else None
-
-
 def compile_child(paths: list[str]) -> None:
     """Print one JSON line per case: {"start": path}, then its result."""
     import importlib.util
@@ -276,7 +267,7 @@ def compile_child(paths: list[str]) -> None:
             message = str(error)
             result["error"] = _first_line(error)
             result["error_op"], result["error_node"] = _error_op(message, types)
-            result["error_line"] = _compiler_line(message, path)
+            result["error_line"] = created_at(message, path)
             result["stage"] = stage
         result["seconds"] = round(time.perf_counter() - start, 3)
         if result["compiled"] and _varies(tf, fn):  # recompile evidence: other values, another program?
@@ -519,7 +510,6 @@ def autocluster_agreement(files: list[str]) -> str:
     """The test suite's comparison (bench/_autocluster_truth.py) run over these case files."""
     import tempfile
 
-    sys.path.insert(0, str(REPO))  # this checkout's xlalint, as the `python -m xlalint` children run it
     from _autocluster_truth import format_table, measure
 
     with tempfile.TemporaryDirectory() as workdir:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -48,7 +47,8 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import agreement  # noqa: E402 - the compiler child's protocol and helpers
+import agreement  # noqa: E402 - the compiler child's protocol and helpers (and this checkout's xlalint on the path)
+from xlalint.backend.op_stack import HEADINGS, created_at  # noqa: E402 - the user's line the compiler names
 from _difftest_programs import FAMILIES, Program, describe, draw, render  # noqa: E402
 
 REPO = agreement.REPO
@@ -90,25 +90,6 @@ def _op_line(concrete, node_name: str | None, path: str) -> int | None:
 def _same_file(name: str, path: str) -> bool:
     """``name`` (a traceback's file, maybe ``<frozen runpy>``) is ``path``."""
     return os.path.exists(name) and os.path.samefile(name, path)
-
-
-_CREATED_AT = re.compile(r"(?:The op is created at:|Stack trace for op definition:)\s*\n"
-                         r"((?:File \"[^\"]*\", line \d+, in .*\n?)+)")
-_FRAME = re.compile(r'File "([^"]*)", line (\d+)')
-
-
-def created_at(message: str, path: str) -> int | None:
-    """The line of ``path`` that the compiler's message names ("The op is created at:" or "Stack trace for op
-    definition:", innermost frame of ``path``). None when it names none. The message writes each path without the
-    folders it shares with TensorFlow's own files (just ``/`` where TensorFlow is installed elsewhere, ``/tmp/`` in
-    a virtual environment under ``/tmp``): a frame is ``path``'s when it ends ``path`` at a folder's boundary."""
-    block = _CREATED_AT.search(message)
-    if block is None:
-        return None
-    wanted = os.sep + path.lstrip(os.sep)
-    lines = [int(line) for file, line in _FRAME.findall(block.group(1))
-             if wanted.endswith(os.sep + file.lstrip(os.sep))]
-    return lines[-1] if lines else None
 
 
 SCRIPT = 'if __name__ == "__main__":'
@@ -246,7 +227,7 @@ def compile_child(paths: list[str]) -> None:
                 result["error_op"], node = agreement._error_op(str(error), types)
                 # a message that says where the op was made is read alone (an argument's names no line of the
                 # file); a node name is looked up only when it says nothing, and may match another function's op
-                stack = any(head in str(error) for head in agreement._OP_STACK)
+                stack = any(head in str(error) for head in HEADINGS)
                 result["error_line"] = created_at(str(error), path) if stack else (
                     _op_line(concrete, node, path) if concrete is not None else None)
         print(json.dumps(result), file=out, flush=True)
@@ -527,7 +508,6 @@ def recheck(out: Path, jobs: int = 1, env: dict | None = None, batch: int = 40) 
     from each program's saved graph without TensorFlow, or traced again where none was saved.
     Written to ``out``/rechecked.jsonl (results.jsonl stays as the run found it). A script family's programs
     are judged again by running both xlalint modes over them (a script's side needs a run)."""
-    sys.path.insert(0, str(REPO))
     from xlalint.engine.entries import findings_for_traced_entry
     from xlalint.settings.table import Options
 

@@ -29,28 +29,24 @@ import traceback
 import keras  # noqa: F401 - imported once, before the forks
 import tensorflow as tf  # noqa: F401
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's xlalint
+from xlalint.backend.op_stack import innermost_in  # noqa: E402
+
 LIMIT_S = 90
 _UNSUPPORTED = re.compile(r"on XLA_\w+_JIT: (?P<op>\w+) \(.*?\{\{node (?P<node>[^}]+)\}\}", re.S)
-_OP_STACK = ("The op is created at:", "Stack trace for op definition:")
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def _outcome(script: str, error: BaseException | None) -> dict:
     if error is None:
         return {"ok": True}
-    name, folder = os.path.basename(script), os.path.dirname(os.path.realpath(script))
+    name = os.path.basename(script)
     message = str(error)
     found = _UNSUPPORTED.search(message)
-    # the op's stack, as the compiler gives it: "The op is created at:", or for a tensor list of unknown size
-    # "Stack trace for op definition:"
-    created = next((message.split(head, 1)[1] for head in _OP_STACK if head in message), "")
-    compiler_at = [(os.path.basename(m["file"]), int(m["line"]))
-                   for m in _FRAME.finditer(created.split("tf2xla conversion failed")[0])
-                   if os.path.dirname(os.path.realpath(m["file"])) == folder]  # the op's own line comes last
+    compiler_at = innermost_in(message, os.path.dirname(script))  # the folder as its files' frames name it
     raised = [f.lineno for f in traceback.extract_tb(error.__traceback__) if os.path.basename(f.filename) == name]
     return {"ok": False, "type": type(error).__name__, "message": message[:500], "op": found and found["op"],
-            "node": found and found["node"], "compiler_file": compiler_at[-1][0] if compiler_at else None,
-            "compiler_line": compiler_at[-1][1] if compiler_at else None,
+            "node": found and found["node"], "compiler_file": compiler_at[0] if compiler_at else None,
+            "compiler_line": compiler_at[1] if compiler_at else None,
             "raised_line": raised[-1] if raised else None}
 
 
@@ -78,7 +74,7 @@ def _run(script: str, args: list[str], out: str, builds: bool, dump: str | None)
     error = None
     printed = io.StringIO()
     counted, builds_counted = contextlib.nullcontext({"count": None}), False
-    if builds:  # xlalint's own count, from PYTHONPATH
+    if builds:  # xlalint's own count
         from xlalint.backend.verify.compare import compilations, counts_executables
         counted, builds_counted = compilations("CPU"), counts_executables("CPU")
     try:

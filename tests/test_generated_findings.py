@@ -15,10 +15,11 @@ import tensorflow as tf
 
 import groundtruth as gt
 from helpers import REPO, run_json
+from xlalint.backend.op_stack import created_at
 
 sys.path.insert(0, str(REPO / "bench"))
 import agreement  # noqa: E402 - bench/agreement.py: the op a compiler message names
-import difftest  # noqa: E402 - bench/difftest.py: the line of that op
+import difftest  # noqa: E402 - bench/difftest.py: the line of an op the message names by its node only
 
 pytestmark = pytest.mark.tf  # the compiler's side needs TensorFlow
 
@@ -280,7 +281,7 @@ def _failure(fn, path: str) -> tuple[bool, int | None]:
             concrete = jitted.get_concrete_function(*args)
             jitted(*args)
     except Exception as error:  # the compiler's verdict is the point
-        line = difftest.created_at(str(error), path)
+        line = created_at(str(error), path)
         if line is None and concrete is not None:
             _, node = agreement._error_op(str(error), agreement._op_types(concrete))
             line = difftest._op_line(concrete, node, path)

@@ -151,7 +151,8 @@ BENCH_SURFACE = {
     "xlalint.engine.analysis", "xlalint.engine.entries", "xlalint.engine.selection", "xlalint.engine.static",
     "xlalint.tracing.workers", "xlalint.process.result_file", "xlalint.run.client", "xlalint.run.report",
     "xlalint.backend", "xlalint.backend.discover", "xlalint.backend.graph_export", "xlalint.backend.keras_sites",
-    "xlalint.backend.verify.compare", "xlalint.checks.xla001_unsupported_op",  # tools/gen_api_table.py: ALWAYS_COMPILED
+    "xlalint.backend.verify.compare", "xlalint.backend.op_stack",
+    "xlalint.checks.xla001_unsupported_op",  # tools/gen_api_table.py: ALWAYS_COMPILED
 }
 
 
