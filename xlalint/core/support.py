@@ -126,11 +126,17 @@ def build_tag() -> str:
     return f"{sys.platform}-{platform.machine().lower() or 'unknown'}-{distribution}"
 
 
+def generated_table(tensorflow: str | None) -> Path:
+    """Where the support table generated for ``tensorflow`` on this machine is kept (named by the build: a
+    ``~/.cache`` may travel between machines)."""
+    return cache_dir() / f"support_tf{tensorflow}-{build_tag()}.json"
+
+
 @lru_cache(maxsize=None)
 def load_support(tensorflow: str | None) -> SupportTable:
     """The table for ``tensorflow`` (a version string); falls back to the closest shipped one."""
     shipped = tables.path(tables.SUPPORT, tensorflow or "")
-    cached = cache_dir() / f"support_tf{tensorflow}-{build_tag()}.json"  # ~/.cache may travel between machines
+    cached = generated_table(tensorflow)
     if shipped.exists():
         path, source = shipped, "shipped"
     elif tensorflow and (cached.exists() or _generate(cached)):

@@ -25,6 +25,7 @@ from xlalint.engine.keras_decision import EntryFacts, entry_facts
 from xlalint.inputs.notebooks import in_cells
 from xlalint.core.opgraph import OpGraph
 from xlalint.core.results import Entry, FileError, Finding, Report, one_per_place
+from xlalint.engine.analysis_cache import Answer
 from xlalint.engine.plan import Plan
 from xlalint.engine.scan_ahead import ScanAhead
 from xlalint.engine.saved_graphs import save_entry
@@ -54,8 +55,8 @@ def analyze(plan: Plan, options: Options) -> Report:
     for path in plan.texts:
         produced += _from(report, path, map(Produced, scan_text(path, display_path(path))), TEXT)
     checked: list[str] = []
-    ahead = ScanAhead([r["path"] for r in plan.requests if not r.get("saved_model")],
-                      lambda path: by_source(path, options, static=True))
+    scanned = [r["path"] for r in plan.requests if not r.get("saved_model") and r["path"] not in plan.analysed]
+    ahead = ScanAhead(scanned, lambda path: by_source(path, options, static=True))
     try:
         for request, result in plan.answers():
             _analyse(report, request, result, plan, options, ahead, produced, checked)
@@ -72,22 +73,44 @@ def analyze(plan: Plan, options: Options) -> Report:
     return report
 
 
-def _analyse(report: Report, request, result: FileResult, plan: Plan, options: Options, ahead: ScanAhead,
+def _analyse(report: Report, request, result: FileResult | None, plan: Plan, options: Options, ahead: ScanAhead,
              produced: list[Produced], checked: list[str]) -> None:
-    """One file's findings, traced and from its source (scanned ahead), added to ``produced``."""
+    """One file's findings, traced and from its source (scanned ahead), or as stored (``result`` None), added to
+    ``produced``."""
     path = request["path"]
+    if result is None:
+        answer = plan.analysed.pop(path)
+    else:
+        answer = _answer(report, request, result, plan, options, ahead)
+        if plan.analyses and not result["error"]:
+            plan.analyses.put(request, result.get("deps", []), answer, report.tensorflow)
+    first = len(report.entries)
+    report.entries += answer.entries
+    report.errors += answer.errors
+    produced += _from(report, path, (Produced(f, tuple(first + i for i in ids), site)
+                                     for f, ids, site in answer.produced))
+    if answer.checked:
+        checked.append(path)
+
+
+def _answer(report: Report, request, result: FileResult, plan: Plan, options: Options, ahead: ScanAhead) -> Answer:
+    """What the analysis of one file adds to the run (the entries its findings count for, by their index among the
+    file's own: a negative one is another file's)."""
+    path = request["path"]
+    first, errors = len(report.entries), len(report.errors)
     # No collection while a file is analysed: it would walk the file's records again and again (a third
     # of the analysis of a ResNet50 step); what the analysis leaves in cycles is collected after it.
     with gc_paused():
         support = load_support(report.tensorflow) if report.tensorflow else None  # a file with an error needs none
         traced = file_findings(report, result, support, options, path in plan.explicit)
         traced += captured_findings(report, captured_records(result["entries"]))
-        produced += _from(report, path, traced)
-        if not request.get("saved_model"):
-            produced += _from(report, path, map(Produced, source_findings(
-                path, options, result["entries"], tuple(p.finding for p in traced), ahead.take(path))))
-            if not result["error"]:
-                checked.append(path)
+        own = traced + ([] if request.get("saved_model") else list(map(Produced, source_findings(
+            path, options, result["entries"], tuple(p.finding for p in traced), ahead.take(path)))))
+    answer = Answer(report.entries[first:], report.errors[errors:],
+                    [(p.finding, tuple(i - first for i in p.entries), p.entry_site) for p in own],
+                    checked=not request.get("saved_model") and not result["error"])
+    del report.entries[first:], report.errors[errors:]
+    return answer
 
 
 def captured_findings(report: Report, records: list[CapturedRecord]) -> list[Produced]:

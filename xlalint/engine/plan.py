@@ -3,7 +3,8 @@
 ``plan_run`` sorts the files (shell scripts and Dockerfiles are only read, Python files and
 SavedModels traced), answers what it can from the cache and starts the tracing servers for the
 rest at once, so that their TensorFlow import overlaps the parent's own imports (libcst,
-the rules: ``xlalint.engine.analysis``). ``Plan.answers`` then gives each traced file's result
+the rules: ``xlalint.engine.analysis``). A file whose analysis is stored too (``xlalint.engine.analysis_cache``)
+needs neither its trace nor the analysis. ``Plan.answers`` then gives each traced file's result
 in the run's order as soon as it and every file before it are in, while later files still trace.
 Nothing here imports TensorFlow, libcst or the rules.
 """
@@ -14,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from xlalint.engine.analysis_cache import AnalysisCache, Answer
 from xlalint.tracing.cache import ResultCache
 from xlalint.inputs.files import collect_files, display_path, is_env_file, is_saved_model, precheck, record_sources
 from xlalint.core.results import FileError, Report
@@ -34,16 +36,20 @@ class Plan:
     explicit: set[str] = field(default_factory=set)  # files named on the command line (or as targets)
     cache: ResultCache | None = None
     cached: dict[str, FileResult] = field(default_factory=dict)  # path -> the stored result of an unchanged file
+    analyses: AnalysisCache | None = None
+    analysed: dict[str, Answer] = field(default_factory=dict)  # path -> the stored analysis of an unchanged file
     tracing: Run | None = None  # the servers checking the other requests
 
-    def answers(self) -> Iterator[tuple[Request, FileResult]]:
-        """Each request with its result, in the run's order; ``report.tensorflow`` is set before each.
+    def answers(self) -> Iterator[tuple[Request, FileResult | None]]:
+        """Each request with its result (None: its analysis is in ``analysed``), in the run's order;
+        ``report.tensorflow`` is set before each.
 
         A result waits only for those of the files before it: with ``--jobs`` above 1 files end in
         any order. A cached one waits for the first traced one, which brings the version of the
         TensorFlow that traced (the support table the analysis uses). A server that cannot start
         leaves every file not answered yet with its error."""
-        results, done = dict(self.cached), 0
+        results: dict[str, FileResult | None] = {**self.cached, **dict.fromkeys(self.analysed)}
+        done = 0
         by_path = {r["path"]: r for r in self.requests}
         tensorflow = installed_tensorflow() if self.requests else None  # a run answered by the cache alone
         try:
@@ -56,8 +62,8 @@ class Plan:
                     yield self.requests[done], results.pop(self.requests[done]["path"])
                     done += 1
         except WorkerError as error:
-            tensorflow = (self.tracing and self.tracing.tensorflow) or (
-                installed_tensorflow() if self.cached else None)  # no server started: no version seen
+            tensorflow = (self.tracing and self.tracing.tensorflow) or (  # no server started: no version seen
+                installed_tensorflow() if self.cached or self.analysed else None)
             results.update({r["path"]: file_result(r["path"], _not_traced(error))
                             for r in self.requests[done:] if r["path"] not in results})
         finally:
@@ -114,8 +120,11 @@ def plan_run(paths: list[str], options: Options, tracer: Callable[..., Run] = st
         report.shard.errors(report.errors, BEFORE_TRACE)
     if plan.requests and options.cache_dir:
         plan.cache = ResultCache(options.cache_dir, installed_tensorflow(), options.cache_max_mb)
-        plan.cached = {r["path"]: hit for r in plan.requests if (hit := plan.cache.get(r)) is not None}
-    missing = [r for r in plan.requests if r["path"] not in plan.cached]
+        plan.analyses = AnalysisCache(plan.cache, options, plan.explicit)
+        plan.analysed = {r["path"]: answer for r in plan.requests if (answer := plan.analyses.get(r)) is not None}
+        plan.cached = {r["path"]: hit for r in plan.requests
+                       if r["path"] not in plan.analysed and (hit := plan.cache.get(r)) is not None}
+    missing = [r for r in plan.requests if r["path"] not in plan.cached and r["path"] not in plan.analysed]
     if missing:
         if hasattr(options.progress, "expect"):
             options.progress.expect(len(missing))  # "[i/n]" lines need n

@@ -16,7 +16,8 @@ rename, so concurrent runs are safe.
 Every entry is checked on read: anything but the shape written here, with a
 matching checksum of the result's stored text, is a miss. The directory is capped at
 ``max_mb``: when a write passes it, the least recently used entries (a hit
-refreshes an entry's mtime) are deleted.
+refreshes an entry's mtime) are deleted. The same folder, layout and checks hold each
+file's analysis (``xlalint.engine.analysis_cache``): ``read`` and ``write`` store any result.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from xlalint.version import VERSION
 from xlalint.inputs.files import file_digest
@@ -75,12 +77,9 @@ def _read_entry(text: str) -> dict | None:
     return {"deps": deps, "result": json.loads(result_text[:-1])}
 
 
-def _valid(stored: dict, path: str) -> bool:
-    """``stored`` (an intact entry) has the shape ``put`` writes, for ``path``."""
-    result = stored["result"]
-    return (isinstance(stored["deps"], dict) and isinstance(result, dict)
-            and all(isinstance(d, (str, type(None))) for d in stored["deps"].values())
-            and result.get("path") == path and result.get("error") is None
+def _valid(result, path: str) -> bool:
+    """``result`` (of an intact entry) has the shape ``put`` writes, for ``path``."""
+    return (isinstance(result, dict) and result.get("path") == path and result.get("error") is None
             and isinstance(result.get("entries"), list) and all(_entry_ok(e) for e in result["entries"]))
 
 
@@ -132,23 +131,38 @@ class ResultCache:
     def cacheable(self, request: Request) -> bool:
         return not request.get("verify") and not request.get("saved_model")
 
-    def _file(self, request: Request) -> Path | None:
+    def key(self, request: Request) -> str | None:
+        """The key of ``request``'s result: the request, the file's content and the versions; None for a file
+        that cannot be read."""
         content = file_digest(request["path"])
         if content is None:
             return None
         text = json.dumps([self.salt, request, content], sort_keys=True)
-        return self.directory / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, request: Request) -> FileResult | None:
         self._asked[request["path"]] = time.time()
-        path = self._file(request) if self.cacheable(request) else None
-        if path is None:
-            return None
+        key = self.key(request) if self.cacheable(request) else None
+        return self.read(key, lambda result: _valid(result, request["path"])) if key else None
+
+    def put(self, request: Request, result: FileResult) -> None:
+        key = self.key(request) if self.cacheable(request) and not result.get("error") else None
+        if key:
+            self.write(key, request["path"], result.get("deps", []), json.dumps(result),
+                       self._asked.get(request["path"], time.time()))
+
+    # What follows stores any result, a trace or a file's analysis (xlalint.engine.analysis_cache), in one folder.
+
+    def read(self, key: str, valid: Callable[[Any], bool]) -> Any:
+        """The result stored under ``key``, when its entry is intact, ``valid(result)`` and every dep it recorded
+        is unchanged (the entry is then the most recently used); None otherwise."""
+        path = self.directory / f"{key}.json"
         try:
             stored = _read_entry(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if stored is None or not _valid(stored, request["path"]):
+        if (stored is None or not isinstance(stored["deps"], dict) or not valid(stored["result"])
+                or not all(isinstance(d, (str, type(None))) for d in stored["deps"].values())):
             return None
         if any(file_digest(dep) != digest for dep, digest in stored["deps"].items()):
             return None
@@ -158,23 +172,23 @@ class ResultCache:
             pass
         return stored["result"]
 
-    def put(self, request: Request, result: FileResult) -> None:
-        path = self._file(request) if self.cacheable(request) and not result.get("error") else None
-        deps = result.get("deps", [])
-        asked = self._asked.get(request["path"], time.time())
-        if path is None or any(_changed_since(f, asked) for f in [request["path"], *deps]):
+    def write(self, key: str, path: str, deps: list[str], text: str, since: float) -> None:
+        """Store ``text`` (a result's JSON) under ``key`` with the digests of ``deps``, unless the checked file
+        (``path``) or a dep was written after ``since``, the moment before either was read."""
+        if any(_changed_since(f, since) for f in [path, *deps]):
             return
-        text = _entry_text({dep: file_digest(dep) for dep in deps}, json.dumps(result))
+        entry = _entry_text({dep: file_digest(dep) for dep in deps}, text)
+        target = self.directory / f"{key}.json"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
         except OSError:
             return  # a cache that cannot be written only costs time
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
+                out.write(entry)
                 written = out.tell()
-            os.replace(tmp, path)
+            os.replace(tmp, target)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)  # e.g. the disk is full: leave nothing half-written behind

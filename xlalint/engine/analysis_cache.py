@@ -1,0 +1,147 @@
+"""A file's analysis stored beside its trace: an unchanged file under unchanged settings is answered without
+libcst, the rules or decoding its graph.
+
+What the analysis (``xlalint.engine.analysis``) adds to a run for one traced Python file, its ``Answer`` (its
+entries, its errors, every finding its rules produced before selection, whether it counts as checked), is kept
+in the result cache's folder (``xlalint.tracing.cache``: the same entry layout, checks, atomic writes and size cap)
+under a key made of:
+
+- the trace's key (the request, the file's content, the versions and the machine); the trace's deps are recorded
+  and checked as for the trace;
+- every setting but the output-only ones (``OUTPUT_ONLY``): a new setting is in the key unless it is added there;
+- how the file is shown (display paths follow the working directory) and whether it was named;
+- what its XLA mode is read from besides the file (``autocluster.program``): the auto-clustering sites beside and
+  above it, and ``TF_XLA_FLAGS``;
+- libcst's version, the date of a support table generated on this machine, and xlalint's own files (each one's
+  path, size and modification time: an edit to a rule is a miss while the version stays the same).
+
+Selection, suppressions and the report are made again on every run. Not stored: ``--save-graphs`` runs (the
+analysis writes the graphs), what the trace cache does not store (``--verify``, SavedModels, a failed trace), a
+file traced by another TensorFlow than the installed one, a file whose captured findings count for another file's
+entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from xlalint.autocluster.program import program_sites
+from xlalint.core.results import Entry, FileError, Finding
+from xlalint.core.support import generated_table, installed_tensorflow, installed_version
+from xlalint.core.wire import Request
+from xlalint.inputs.files import display_path
+from xlalint.settings.table import Options
+from xlalint.tracing.cache import ResultCache
+
+# settings the analysis of a file never reads: how the run goes and what is done with its report
+OUTPUT_ONLY = frozenset({"progress", "jobs", "cache_dir", "cache_max_mb", "shard", "baseline", "min_coverage",
+                         "strict"})
+PACKAGE = Path(__file__).resolve().parent.parent
+
+# A finding as a rule produced it (``engine.selection.Produced``, which imports the rules): the finding, the
+# indexes of the entries it counts for among the file's own, the (file, line) of its traced entry.
+Produced = tuple[Finding, tuple[int, ...], "tuple[str, int] | None"]
+
+
+@dataclass
+class Answer:
+    """What the analysis of one file adds to its run."""
+
+    entries: list[Entry]
+    errors: list[FileError]
+    produced: list[Produced]
+    checked: bool
+
+    def to_json(self) -> dict:
+        return {"entries": [e.to_json() for e in self.entries], "errors": [e.to_json() for e in self.errors],
+                "produced": [[f.to_json(), list(entries), site] for f, entries, site in self.produced],
+                "checked": self.checked}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Answer:
+        """The answer ``to_json`` wrote; TypeError, KeyError or ValueError for anything else."""
+        if not isinstance(data["checked"], bool):
+            raise TypeError("checked")
+        return cls([Entry(**e) for e in data["entries"]], [FileError(**e) for e in data["errors"]],
+                   [(Finding.from_json(f), tuple(map(int, entries)), (str(site[0]), int(site[1])) if site else None)
+                    for f, entries, site in data["produced"]], data["checked"])
+
+
+@lru_cache(maxsize=None)
+def code_digest() -> str:
+    """xlalint's own files (its code and tables): each one's path in the package, size and modification time."""
+    digest = hashlib.sha256()
+    for folder, folders, names in os.walk(PACKAGE):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            info = os.stat(path)
+            digest.update(f"{os.path.relpath(path, PACKAGE)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A setting's value as JSON: a set sorted; anything else unknown by its repr."""
+    return sorted(value) if isinstance(value, (set, frozenset)) else repr(value)
+
+
+def _modified(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+class AnalysisCache:
+    """The analyses of one run's files, stored in ``results``' folder; ``explicit``: the files named on the
+    command line."""
+
+    def __init__(self, results: ResultCache, options: Options, explicit: set[str]):
+        self.results, self.explicit = results, explicit
+        self.writes_files = bool(options.save_graphs)
+        settings = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name not in OUTPUT_ONLY}
+        tensorflow = installed_tensorflow()
+        self.salt = json.dumps([settings, code_digest(), installed_version("libcst"), os.environ.get("TF_XLA_FLAGS"),
+                                _modified(generated_table(tensorflow))], sort_keys=True, default=_plain)
+        self.tensorflow = tensorflow
+        self._asked: dict[str, tuple[str, float]] = {}  # path -> (its key, when it was looked up)
+
+    def _key(self, request: Request) -> str | None:
+        trace = self.results.key(request) if self.results.cacheable(request) and not self.writes_files else None
+        if trace is None:
+            return None
+        path = request["path"]
+        applies, others = program_sites(path)
+        text = json.dumps([trace, self.salt, display_path(path), path in self.explicit,
+                           [[repr(site), str(site)] for site in applies + others]])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def get(self, request: Request) -> Answer | None:
+        """The stored analysis of ``request``'s file, when one is stored under its key and intact."""
+        since = time.time()
+        key = self._key(request)
+        if key is None:
+            return None
+        self._asked[request["path"]] = key, since
+        stored = self.results.read(key, lambda result: isinstance(result, dict))
+        try:
+            return None if stored is None else Answer.from_json(stored)
+        except (TypeError, KeyError, ValueError, AttributeError):
+            return None
+
+    def put(self, request: Request, deps: list[str], answer: Answer, tensorflow: str | None) -> None:
+        """Store the analysis of ``request``'s file (made with the support table of ``tensorflow``) under the key it
+        was looked up with, unless something it read changed since."""
+        asked = self._asked.pop(request["path"], None)
+        if asked is None or tensorflow != self.tensorflow or any(i < 0 for _, ids, _ in answer.produced for i in ids):
+            return
+        key, since = asked
+        self.results.write(key, request["path"], deps, json.dumps(answer.to_json()), since)
