@@ -9,7 +9,7 @@ under a key made of:
 - the trace's key (the request, the file's content, the versions and the machine); the trace's deps are recorded
   and checked as for the trace;
 - every setting but the output-only ones (``OUTPUT_ONLY``): a new setting is in the key unless it is added there;
-- how the file is shown (display paths follow the working directory) and whether it was named;
+- the folder paths are shown from (the working directory) and whether the file was named;
 - what its XLA mode is read from besides the file (``autocluster.program``): the auto-clustering sites beside and
   above it, and ``TF_XLA_FLAGS``;
 - libcst's version, the date of a support table generated on this machine, and xlalint's own files (each one's
@@ -37,7 +37,7 @@ from xlalint.autocluster.program import program_sites
 from xlalint.core.results import Entry, FileError, Finding
 from xlalint.core.support import generated_table, installed_tensorflow, installed_version
 from xlalint.core.wire import Request
-from xlalint.inputs.files import display_path
+from xlalint.inputs.files import shown_from
 from xlalint.settings.table import Options
 from xlalint.tracing.cache import ResultCache
 
@@ -120,7 +120,7 @@ class AnalysisCache:
             return None
         path = request["path"]
         applies, others = program_sites(path)
-        text = json.dumps([trace, self.salt, display_path(path), path in self.explicit,
+        text = json.dumps([trace, self.salt, shown_from(), path in self.explicit,
                            [[repr(site), str(site)] for site in applies + others]])
         return hashlib.sha256(text.encode()).hexdigest()
 

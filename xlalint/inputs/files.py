@@ -35,6 +35,11 @@ def show_paths_from(folder: str) -> None:
     _shown_from = folder
 
 
+def shown_from() -> str:
+    """The folder paths are shown from."""
+    return _shown_from or os.getcwd()
+
+
 def display_path(path: str) -> str:
     rel = os.path.relpath(path, _shown_from)
     return path if rel.startswith("..") else rel
