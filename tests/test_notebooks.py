@@ -139,6 +139,26 @@ def test_program_magics_do_what_ipython_does(tmp_path, monkeypatch):
     assert results[1][0]["alone_argv"] == ["sub/alone.py"] and results[1][0]["after"] == ["notebook", "--its-own"]
 
 
+def test_lines_that_continue_a_statement_are_python_as_in_ipython():
+    """IPython finds magics per logical line: a continuation line opening with `%` (a modulo, as a TensorFlow
+    tutorial's print writes it) and `!` or `%` inside a string are Python, and the notebook parses."""
+    from IPython.core.inputtransformer2 import TransformerManager
+    source = ("epoch = 3\nprint('epoch %d, loss %f'\n      % (epoch, 0.5))\nnote = '''\n!not a shell line\n"
+              "%not a magic\n'''\nleft = 7 \\\n    % 4\n!echo after")
+    module = parse_notebook(_notebook([source]))
+    assert module.cells[0].code == tuple(source.splitlines()[:-1]) + (MAGIC,)
+    assert TransformerManager().transform_cell(source).splitlines()[:-1] == source.splitlines()[:-1]
+
+
+def test_a_cell_indented_as_a_whole_loses_that_indentation_as_in_ipython():
+    from IPython.core.inputtransformer2 import TransformerManager
+    source = "\n  for x in range(3):\n    print(x)\n  %time y = 2"
+    module = parse_notebook(_notebook(["import tensorflow as tf", source]))
+    assert module.cells[1].code == ("", "for x in range(3):", "  print(x)", "y = 2")
+    ipython = TransformerManager().transform_cell(source).splitlines()
+    assert ipython[:2] == list(module.cells[1].code[1:3]) and "y = 2" in ipython[2]
+
+
 def test_magics_that_do_not_change_the_program_run_as_pass_and_are_listed():
     text = _notebook(["%matplotlib inline\n!pip install -q keras\n!echo a \\\n  b\n%load_ext autoreload\n"
                       "%run -m package\n%cd -\nx = 1", "%%bash\necho shell"])

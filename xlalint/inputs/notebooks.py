@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import json
 import linecache
 import os
 import re
 import shlex
+import tokenize
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
@@ -103,7 +105,7 @@ def body(line: str) -> str:
 
 def _as_python(lines: list[str]) -> list[str]:
     """The cell's lines with IPython syntax replaced by ``pass  # magic`` at the same indentation."""
-    bodies = [body(line) for line in lines]
+    bodies = _dedented([body(line) for line in lines])
     if bodies and bodies[0].lstrip().startswith("%%"):
         words = bodies[0].lstrip()[2:].split()
         if not words or words[0] not in PYTHON_CELL_MAGICS:
@@ -112,16 +114,40 @@ def _as_python(lines: list[str]) -> list[str]:
     return _without_line_magics(bodies)
 
 
+def _dedented(bodies: list[str]) -> list[str]:
+    """The lines less the indentation of the first line with text, where they start with it: IPython takes
+    it off a cell before reading it (a cell pasted with its indentation runs)."""
+    first = next((line for line in bodies if line.strip()), "")
+    space = first[:len(first) - len(first.lstrip(" \t"))]
+    return [line[len(space):] if line.startswith(space) else line for line in bodies] if space else bodies
+
+
 def _without_line_magics(bodies: list[str]) -> list[str]:
-    out, continued, indent = [], False, ""
+    out: list[str] = []
+    continued, indent = False, ""
     for body in bodies:
         if not continued:
             indent = body[:len(body) - len(body.lstrip())]  # continuation lines take the magic's own
-        magic = continued or bool(_LINE_MAGIC.match(body) or _HELP.match(body))
+        looks = bool(_LINE_MAGIC.match(body) or _HELP.match(body))
+        magic = continued or (looks and not _statement_open(out))
         python = None if continued or body.endswith("\\") or not magic else magic_python(body)
         continued = magic and body.endswith("\\")
         out.append(indent + (python or MAGIC) if magic else body)
     return out
+
+
+def _statement_open(lines: list[str]) -> bool:
+    """Whether these lines of Python end inside a statement (an open bracket or string, a trailing
+    backslash): IPython reads magics per logical line, so a line that continues one is Python
+    (``%(a, b)`` after ``print('%d %d'``)."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO("".join(line + "\n" for line in lines)).readline):
+            pass
+    except tokenize.TokenError:  # "EOF in multi-line statement" or "... string"
+        return True
+    except SyntaxError:  # a dedent to no outer level: not for this question
+        return False
+    return False
 
 
 def magic_python(line: str) -> str | None:
