@@ -22,6 +22,8 @@ import sys
 import threading
 from types import FrameType
 
+from xlalint.core.results import place
+from xlalint.inputs.notebooks import place_of
 from xlalint.process.scratch import materialize
 
 from xlalint.backend.run import hooks as run_hooks
@@ -158,7 +160,7 @@ class Guard:
 
     def _network(self, what: str) -> None:
         site = user_site(2)
-        where = f" at {os.path.basename(site[0][0])}:{site[0][1]}" if site else ""
+        where = f" at {place(os.path.basename(site[0][0]), site[0][1], place_of(site[0][0], site[0][1]))}" if site else ""
         call = f"`{site[1]}`" if site and site[1] else "a call"
         raise NetworkStop(f"the script reaches for the network: {call}{where} {what}; xlalint allows the code "
                           "it runs no network access (download the data once, then point the script at the local "
