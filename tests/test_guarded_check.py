@@ -105,6 +105,29 @@ def test_a_download_at_import_stops_it_and_says_where(runs):
     assert "get_file" in error and "downloads_at_import.py:12" in error and "no network access" in error
 
 
+def test_a_download_in_a_notebook_cell_is_named_by_its_cell_and_line(runs):
+    [error] = [e["message"] for e in runs[1]["errors"] if e["path"] == "downloads_in_cell.ipynb"]
+    assert "get_file` at downloads_in_cell.ipynb:cell 3:5 " in error and "no network access" in error
+
+
+def test_next_on_an_epochs_iterator_gets_its_element_as_in_the_real_run(runs):
+    """A ``next(it)`` in a range loop is no ``for`` loop over the dataset to end: nothing may raise there."""
+    truth, report, _, _ = runs
+    assert truth["epochs_of_next"]["ok"]
+    assert not [e for e in report["errors"] if e["path"] == "epochs_of_next.py"]
+    assert [(e["name"], e["verdict"]) for e in _entries(report, "epochs_of_next.py")] == [("train_step", "compatible")]
+
+
+def test_real_values_after_zeros_are_the_programs_own(runs):
+    """Imported again with real values, a tf.function without XLA runs its traced graph, as in the program:
+    tensors out of a converted branch, Python side effects once, at the trace."""
+    truth, report, _, _ = runs
+    assert truth["real_values_as_traced"]["ok"]
+    assert not [e for e in report["errors"] if e["path"] == "real_values_as_traced.py"]
+    assert sorted((e["name"], e["verdict"]) for e in _entries(report, "real_values_as_traced.py")) == [
+        ("relu", "compatible"), ("remember", "compatible")]
+
+
 def test_what_only_the_main_block_reaches_names_xlalint_run(runs):
     truth, report, _, _ = runs
     real = truth["main_block"]

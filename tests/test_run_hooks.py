@@ -46,18 +46,20 @@ def test_function_calls_are_seen_with_their_real_arguments(supported):
 
 def test_dataset_loops_are_seen(supported):
     calls = []
-    undo = run_hooks.on_dataset_next(lambda iterator, original: calls.append(1) or original(iterator))
+    undo = run_hooks.on_dataset_next(lambda iterator, original, stepped: calls.append(stepped) or original(iterator))
     try:
         assert [int(x) for x in tf.data.Dataset.range(3)] == [0, 1, 2]
+        assert int(next(iter(tf.data.Dataset.range(3)))) == 0
     finally:
         undo()
-    assert len(calls) == 4  # three elements, then the end
+    assert calls == [True] * 4 + [False]  # three elements and the end, stepped by a loop; then a next() call
 
 
 def test_distributed_dataset_loops_are_seen(supported):
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
     calls = []
-    undo = run_hooks.on_dataset_next(lambda iterator, original: calls.append(type(iterator).__name__) or original(iterator))
+    undo = run_hooks.on_dataset_next(
+        lambda iterator, original, _: calls.append(type(iterator).__name__) or original(iterator))
     try:
         batches = [strategy.experimental_local_results(x)[0].shape[0]
                    for x in strategy.experimental_distribute_dataset(tf.data.Dataset.range(6).batch(3))]

@@ -71,7 +71,7 @@ def _rerun_text(rerun: dict | None) -> str | None:
     where = f" at {_site(stop['where'])}" if stop["where"] else ""
     text = f"zeros from `{rerun['zeros_from']}` broke the script{where} ({stop['reason']}); ran again with real values"
     if rerun["kept"] == "real values":
-        return text + " (each compiled function's calls run eagerly, without XLA, as with --first-step)"
+        return text + " (each compiled function's calls run for real, without XLA, as with --first-step)"
     return text + f", but kept the first run: {rerun['why']}"
 
 

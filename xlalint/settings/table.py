@@ -199,7 +199,7 @@ SETTINGS = (
     Setting("run", RUN_COMMANDS, [], "commands that `xlalint run` with no SCRIPT runs, from the config file's "
             'directory, reported together: "SCRIPT ARGS..." or "-m MODULE ARGS..." (docs/run.md)', "run"),
     Setting("first_step", SWITCH, False, "xlalint run: answer each call of a captured function with its real "
-            "outputs, run eagerly without XLA, instead of zeros (for scripts whose Python logic needs real "
+            "outputs, run without XLA, instead of zeros (for scripts whose Python logic needs real "
             "values: early stopping, NaN checks); slower, and the run trains", None, ("--first-step",),
             run_only=True),
     Setting("save_graphs", TEXT, None, "write each traced entry's op graph as JSON (for bug reports and TF-free "
@@ -275,7 +275,7 @@ class Options:
     baseline: str | None = _default("baseline")  # report only findings not recorded in this file
     min_coverage: float = _default("min_coverage")  # percent of ops under XLA below which the run fails
     strict: bool = _default("strict")  # untraceable entries and files without entry points fail the run
-    first_step: bool = _default("first_step")  # xlalint run: captured calls run for real, eagerly, without XLA
+    first_step: bool = _default("first_step")  # xlalint run: captured calls run for real, without XLA
 
     def excluded(self, path: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.root)

@@ -4,7 +4,7 @@ A call of a user's ``tf.function`` from eager code is traced by TensorFlow itsel
 arguments (``get_concrete_function``: the same trace, variables and all, that the call would
 make), its graph exported, and the call answered with zeros of the outputs' structure, dtypes
 and shapes: nothing is compiled and nothing trains (with ``first_step``: by the call itself, run
-eagerly, without XLA). A ``jit_compile`` function called inside the trace of one without it (the
+without XLA: ``Capture._first_step``). A ``jit_compile`` function called inside the trace of one without it (the
 step a distribution strategy's ``strategy.run`` calls per replica, say) is compiled on its own by
 the real program: it is captured too, from that trace. A ``tf.function`` the user's line makes of an object (a
 Keras model or layer, an instance with ``__call__``) is the user's too, keyed by the object's own ``call``/``__call__``
@@ -125,6 +125,13 @@ def fake_outputs(structure):
     return tf.nest.map_structure(fake, structure)
 
 
+def _xla_in(concrete) -> bool:
+    """Whether a call of this traced function compiles with XLA: it, or a function it calls, has ``jit_compile=True``
+    (auto-clustering aside)."""
+    functions = [concrete.function_def, *concrete.graph.as_graph_def().library.function]
+    return any(f.attr["_XlaMustCompile"].b for f in functions if "_XlaMustCompile" in f.attr)
+
+
 class Capture:
     """Every captured function of one run, in the order they were first called."""
 
@@ -132,7 +139,7 @@ class Capture:
         self.recorder = recorder
         self.saved = saved  # called after each new capture: the result survives a hard kill
         self.patience = patience
-        self.first_step = first_step  # answer each call by running it, eagerly, without XLA
+        self.first_step = first_step  # answer each call by running it, without XLA
         self.batches = Batches()
         self._objects: dict = {}  # key -> WeakSet of the tf.function objects called for it
         self._made_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tf.function -> user frame
@@ -142,6 +149,7 @@ class Capture:
         self.records: list[CapturedRecord] = []
         self._by_key: dict[Any, CapturedRecord] = {}  # code object (or Keras label) -> record
         self._concrete: dict = {}  # (key, signature) -> concrete function
+        self._compiles: dict = {}  # (key, signature) -> whether a call of its trace compiles with XLA
         self.calls = 0  # answered calls of captured functions
         self.since_new = 0  # of those, since the last new trace
         self.new_traces = 0  # traces that hold the run (a function's first HELD_TRACES)
@@ -261,7 +269,9 @@ class Capture:
         self.calls += 1
         self.last_site = list(site[0]) if site else None
         if self.first_step and run:
-            outputs = self._first_step(run)
+            if (key, signature) not in self._compiles:
+                self._compiles[(key, signature)] = self._auto_jit() is not None or _xla_in(concrete)
+            outputs = self._first_step(run, eager=self._compiles[(key, signature)])
         else:
             outputs, self.zeros_from = fake_outputs(concrete.structured_outputs), record["name"]
         if self.since_new > self.patience * len(self.records):
@@ -283,10 +293,12 @@ class Capture:
         self.loops_left += outcome == "left"
         self.since_new = 0
 
-    def _first_step(self, run):
-        """The call's real outputs, computed eagerly: no graph, so no XLA."""
+    def _first_step(self, run, eager: bool):
+        """The call's real outputs without XLA. A call XLA would compile runs ``eager``ly: no graph, so no XLA
+        (its Python runs at each call); any other as the program runs it, on its traced graph (its outputs are
+        tensors where a branch returns a Python number, its Python side effects happened once, at the trace)."""
         self._running, eagerly = True, tf.config.functions_run_eagerly()
-        tf.config.run_functions_eagerly(True)
+        tf.config.run_functions_eagerly(eager or eagerly)
         try:
             return run()
         finally:
@@ -388,13 +400,15 @@ class Capture:
         return {"where": None if on_by_flags else self._set_jit_at, "flags": flags if on_by_flags else None,
                 "cpu_global_jit": CPU_GLOBAL_JIT.search(flags) is not None}
 
-    def _on_next(self, iterator, original):
-        """End a dataset loop once captured functions consumed its last element and traced nothing new."""
+    def _on_next(self, iterator, original, stepped: bool):
+        """End a ``for`` loop over a dataset once captured functions consumed its last element and traced
+        nothing new. A ``next(it)`` call is answered with the element: its ``StopIteration`` would escape
+        where the data has not run out (``for step in range(n): f(next(it))``); patience leaves its loop."""
         if not self.active:
             return original(iterator)
         calls, traces = self._dataset_at.get(iterator, (self.calls, None))  # a new loop has consumed nothing
         self._probing = False  # also when the loop ends here, or its data runs out
-        if self.calls > calls and self.new_traces == traces:
+        if stepped and self.calls > calls and self.new_traces == traces:
             raise StopIteration
         value = original(iterator)
         self._probing = self.calls > calls

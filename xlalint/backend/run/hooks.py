@@ -37,6 +37,7 @@ Every attribute named here is private to TensorFlow or Keras and may move betwee
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import inspect
 import sys
@@ -62,6 +63,7 @@ LIFTED_VARIABLE = polymorphic_function.UnliftedInitializerVariable
 UNLIFTABLE = lift_to_graph.UnliftableError  # a variable's initial value depends on the function's arguments
 KERAS_TRAINER = keras_tf_trainer.TensorFlowTrainer
 FILE_IO = file_io._pywrap_file_io  # noqa: SLF001
+FOR_ITER = dis.opmap["FOR_ITER"]
 TF_FUNCTION_API = (f"{deprecation.__name__}.", f"{polymorphic_function.__name__}.")  # what tf.function(...) runs
 TF_KERAS_TRAINING = "tf_keras.src.engine.training"
 TF_KERAS_STEPS = {"train_function": "train_step", "test_function": "test_step", "predict_function": "predict_step"}
@@ -127,11 +129,19 @@ def on_function_call(handler):
 
 
 def on_dataset_next(handler):
-    """``handler(iterator, original_next)`` answers every ``next()`` on a dataset iterator (a distributed
-    one too); returns an undo."""
-    undos = [_wrap(owner, "__next__", lambda original: lambda self: handler(self, original))
+    """``handler(iterator, original_next, stepped)`` answers every ``next()`` on a dataset iterator (a
+    distributed one too); ``stepped``: a ``for`` loop asks (also through ``enumerate``, ``zip`` or a
+    comprehension), not a ``next(it)`` call, which no ``StopIteration`` is expected from. Returns an undo."""
+    undos = [_wrap(owner, "__next__",
+                   lambda original: lambda self: handler(self, original, _steps_a_loop(sys._getframe(1))))
              for owner in DATASET_ITERATORS]
     return lambda: [undo() for undo in undos]
+
+
+def _steps_a_loop(frame) -> bool:
+    """Whether ``frame`` is at a ``for`` loop's step (the caller of ``__next__``; C iterators such as
+    ``enumerate`` make no frame of their own)."""
+    return frame.f_code.co_code[frame.f_lasti] == FOR_ITER
 
 
 def on_function_made(handler):
