@@ -1,6 +1,6 @@
 """The check command on a generated repository, from 100 to 1,000 files: how its cost grows.
 
-    python bench/repo_scale.py [--sizes 100,1000] [--jobs 1,2] [--keep DIR]
+    python bench/repo_scale.py [--sizes 100,1000] [--jobs 1,2] [--keep DIR] [--before REV] [--repeat N]
 
 Writes a repository in realistic shares: half plain Python (helpers, configs, tests with no
 TensorFlow), a quarter small modules of ``tf.function``s with signatures, and the rest Keras models,
@@ -10,7 +10,9 @@ with this checkout: a cold run (an empty result cache), a cached rerun, ``--stat
 shards of ``--shard K/2`` followed by ``xlalint merge`` (checked to give the cold run's findings).
 Prints wall and CPU time (every process the command waited for), the peak resident memory of the
 whole process tree, the cost per file, and the ratios between sizes: flat per-file costs mean
-linear growth. A report, not a test; the load average is printed with it.
+linear growth. With ``--before REV``, the cached rerun is also made by that commit (checked out with
+``git worktree``) on the same cache, alternately with this checkout, ``--repeat`` times each (medians): what
+a commit changed in a rerun, under one machine load. A report, not a test; the load average is printed with it.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
 
-from _harness import REPO, measure, xlalint_command
+from _harness import REPO, checkouts, measure, xlalint_command
 from example_dir import write_files
 
 PLAIN = '''"""Helpers of the project, number {index}: no TensorFlow here."""
@@ -105,13 +108,30 @@ def _measured(command: list[str], cwd: Path) -> dict:
     return done
 
 
-def measure_size(root: Path, jobs: int) -> dict[str, dict]:
-    """Each mode's measures on the repository at ``root`` with ``jobs`` jobs."""
+def _cached(root: Path, flags: list[str], sides: dict[str, Path], repeat: int) -> dict[str, dict]:
+    """``{mode: median measure}`` of the cached rerun made by each side (``python -m xlalint`` of its folder),
+    alternately, on the cache the cold run filled; every side must report the same findings."""
+    runs: dict[str, list[dict]] = {}
+    for _ in range(repeat):
+        for side, folder in sides.items():
+            os.environ["PYTHONPATH"] = str(folder)
+            runs.setdefault("cached" if folder == REPO else f"cached {side}", []).append(
+                _measured(xlalint_command(["."], *flags), root))
+    os.environ["PYTHONPATH"] = str(REPO)
+    if len({str(_findings(done[-1]["stdout"])) for done in runs.values()}) > 1:
+        raise SystemExit("the cached reruns of the sides report different findings")
+    return {mode: {field: statistics.median(d[field] for d in done) for field in ("wall_s", "cpu_s", "peak_mb")}
+            for mode, done in runs.items()}
+
+
+def measure_size(root: Path, jobs: int, sides: dict[str, Path], repeat: int) -> dict[str, dict]:
+    """Each mode's measures on the repository at ``root`` with ``jobs`` jobs; the cached rerun by each of
+    ``sides``."""
     cache = Path(tempfile.mkdtemp(prefix="xlalint-bench-cache-"))
     flags = ["--device", "cpu", "--jobs", str(jobs), "--cache-dir", str(cache)]
     try:
         cold = _measured(xlalint_command(["."], *flags), root)
-        modes = {"cold": cold, "cached": _measured(xlalint_command(["."], *flags), root),
+        modes = {"cold": cold, **_cached(root, flags, sides, repeat),
                  "static": _measured(xlalint_command(["."], "--static", "--device", "cpu"), root)}
         shutil.rmtree(cache)
         shards = [_measured(xlalint_command(["."], *flags, "--shard", f"{k}/2"), root) for k in (1, 2)]
@@ -136,6 +156,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000", help="repository sizes, comma-separated")
     parser.add_argument("--jobs", default=f"1,{os.cpu_count() or 2}", help="--jobs values, comma-separated")
     parser.add_argument("--keep", metavar="DIR", help="write the repositories here and keep them")
+    parser.add_argument("--before", action="append", default=[], help="a commit whose cached rerun is measured too")
+    parser.add_argument("--repeat", type=int, default=1, help="cached reruns per side (the median is printed)")
     args = parser.parse_args()
     os.environ["PYTHONPATH"] = str(REPO)
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="xlalint-bench-repo-"))
@@ -143,20 +165,22 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     per_file: dict[tuple, float] = {}
     try:
-        for count in sizes:
-            root = base / f"repo-{count}" / "project"
-            write_repository(root, count)
-            for jobs in jobs_list:
-                for mode, done in measure_size(root, jobs).items():
-                    per_file[(mode, jobs, count)] = done["wall_s"] / count
-                    print(f"{count:5d} files  --jobs {jobs}  {mode:7s}  wall {done['wall_s']:7.1f} s  "
-                          f"cpu {done['cpu_s']:7.1f} s  peak {done['peak_mb']:6.0f} MB  "
-                          f"{1000 * done['wall_s'] / count:6.1f} ms a file")
-        if len(sizes) > 1:
-            print(f"per-file wall at {sizes[-1]} files over {sizes[0]} (1.0: linear):")
-            for mode, jobs, count in sorted(k for k in per_file if k[2] == sizes[0]):
-                print(f"  {mode:7s} --jobs {jobs}: {per_file[(mode, jobs, sizes[-1])] / per_file[(mode, jobs, count)]:.2f}")
-        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        with checkouts(args.before) as sides:
+            for count in sizes:
+                root = base / f"repo-{count}" / "project"
+                write_repository(root, count)
+                for jobs in jobs_list:
+                    for mode, done in measure_size(root, jobs, sides, args.repeat).items():
+                        per_file[(mode, jobs, count)] = done["wall_s"] / count
+                        print(f"{count:5d} files  --jobs {jobs}  {mode:7s}  wall {done['wall_s']:7.2f} s  "
+                              f"cpu {done['cpu_s']:7.2f} s  peak {done['peak_mb']:6.0f} MB  "
+                              f"{1000 * done['wall_s'] / count:6.1f} ms a file")
+            if len(sizes) > 1:
+                print(f"per-file wall at {sizes[-1]} files over {sizes[0]} (1.0: linear):")
+                for mode, jobs, count in sorted(k for k in per_file if k[2] == sizes[0]):
+                    growth = per_file[(mode, jobs, sizes[-1])] / per_file[(mode, jobs, count)]
+                    print(f"  {mode:7s} --jobs {jobs}: {growth:.2f}")
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
