@@ -175,3 +175,6 @@ def test_an_answer_is_stored_for_its_key_only_and_read_back_whole(tmp_path):
     assert len(list(results.directory.glob("*.json"))) == 1
     module.write_text("import tensorflow as tf  # edited\n")
     assert cache.get(request) is None
+    (tmp_path / "run.sh").write_text("TF_XLA_FLAGS=--tf_xla_auto_jit=2 python m.py\n")  # while it is analysed
+    cache.put(request, [], _answer(str(module)), cache.tensorflow)
+    assert cache.get(request) is None and len(list(results.directory.glob("*.json"))) == 1

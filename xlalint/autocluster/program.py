@@ -136,16 +136,18 @@ def _folders(path: str) -> list[str]:
     return folders
 
 
-def _listing(folder: str) -> tuple[str, ...]:
-    return _list(folder, _modified(folder))
-
-
 @lru_cache(maxsize=1024)
 def _list(folder: str, _version: int) -> tuple[str, ...]:
     try:
         return tuple(sorted(os.listdir(folder)))
     except OSError:
         return ()
+
+
+@lru_cache(maxsize=1024)
+def _python_beside(folder: str, version: int) -> tuple[str, ...]:
+    """The paths of the Python files in ``folder`` (each file's sites are read per call: one may have changed)."""
+    return tuple(os.path.join(folder, name) for name in _list(folder, version) if name.endswith(".py"))
 
 
 def _beside(folder: str) -> tuple[str, ...]:
@@ -188,9 +190,8 @@ def program_sites(path: str) -> tuple[list[Site], list[Site]]:
     applies: list[Site] = []
     others: list[Site] = []
     folders = _folders(path)
-    for name in _listing(folders[0]):  # a program beside it that imports it
-        other = os.path.join(folders[0], name)
-        if name.endswith(".py") and other != path and _sites(other) and _imports(other, path):
+    for other in _python_beside(folders[0], _modified(folders[0])):  # a program beside it that imports it
+        if other != path and _sites(other) and _imports(other, path):
             applies += _sites(other)
     for folder in folders:
         for name in _beside(folder):

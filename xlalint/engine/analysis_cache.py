@@ -144,4 +144,6 @@ class AnalysisCache:
         if asked is None or tensorflow != self.tensorflow or any(i < 0 for _, ids, _ in answer.produced for i in ids):
             return
         key, since = asked
+        if self._key(request) != key:  # the file or its auto-clustering sites changed while it was analysed
+            return
         self.results.write(key, request["path"], deps, json.dumps(answer.to_json()), since)
