@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from xlalint.ci.shards import parse_shard
 from xlalint.core.results import Entry, FileError, Finding
 from xlalint.engine.analysis import analyze
 from xlalint.engine.analysis_cache import AnalysisCache, Answer
@@ -94,6 +95,18 @@ def test_a_stored_analysis_gives_the_cold_runs_report_byte_for_byte(cold, tmp_pa
         entry.unlink()
     assert _check(project, cache) == (first, 0)  # from the stored traces alone, which stores the analyses again
     assert _check(project, cache) == (first, 2)
+
+
+@pytest.mark.tf
+def test_a_shards_report_is_the_same_from_a_stored_analysis(cold, tmp_path):
+    project, cache, _ = cold
+    cache = _copy(cache, tmp_path)
+    for entry in _analyses(cache):
+        entry.unlink()
+    shard = parse_shard("1/1")  # every file, with each result's place in the whole run
+    computed, answered = _check(project, cache, shard=shard)
+    assert answered == 0 and '"order"' in computed["json"]
+    assert _check(project, cache, shard=shard) == (computed, 2)
 
 
 @pytest.mark.tf
