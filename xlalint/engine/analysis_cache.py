@@ -29,11 +29,11 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from xlalint.autocluster.program import program_sites
+from xlalint.core.own_code import code_digest
 from xlalint.core.results import Entry, FileError, Finding
 from xlalint.core.support import generated_table, installed_tensorflow, installed_version
 from xlalint.core.wire import Request
@@ -44,7 +44,6 @@ from xlalint.tracing.cache import ResultCache
 # settings the analysis of a file never reads: how the run goes and what is done with its report
 OUTPUT_ONLY = frozenset({"progress", "jobs", "cache_dir", "cache_max_mb", "shard", "baseline", "min_coverage",
                          "strict"})
-PACKAGE = Path(__file__).resolve().parent.parent
 
 # A finding as a rule produced it (``engine.selection.Produced``, which imports the rules): the finding, the
 # indexes of the entries it counts for among the file's own, the (file, line) of its traced entry.
@@ -73,19 +72,6 @@ class Answer:
         return cls([Entry(**e) for e in data["entries"]], [FileError(**e) for e in data["errors"]],
                    [(Finding.from_json(f), tuple(map(int, entries)), (str(site[0]), int(site[1])) if site else None)
                     for f, entries, site in data["produced"]], data["checked"])
-
-
-@lru_cache(maxsize=None)
-def code_digest() -> str:
-    """xlalint's own files (its code and tables): each one's path in the package, size and modification time."""
-    digest = hashlib.sha256()
-    for folder, folders, names in os.walk(PACKAGE):
-        folders[:] = sorted(f for f in folders if f != "__pycache__")
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            info = os.stat(path)
-            digest.update(f"{os.path.relpath(path, PACKAGE)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
 
 
 def _plain(value: Any) -> Any:

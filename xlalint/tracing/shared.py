@@ -28,6 +28,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from xlalint.core.own_code import code_digest
 from xlalint.core.support import cache_dir
 from xlalint.core.wire import FileResult, Request
 from xlalint.tracing.server import WorkerError
@@ -41,13 +42,8 @@ MAX_SOCKET_PATH = 100  # sockaddr_un's limit, with room
 
 
 def code_fingerprint() -> str:
-    """What makes two xlalint processes answer alike: the interpreter and the package's files as they are now."""
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(sys.executable.encode() + sys.version.encode())
-    for path in sorted(package.rglob("*.py")) + sorted(package.rglob("*.json")):
-        info = path.stat()
-        digest.update(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}".encode())
-    return digest.hexdigest()
+    """What makes two xlalint processes answer alike: the interpreter and the package's files."""
+    return hashlib.sha256(f"{sys.executable}\0{sys.version}\0{code_digest()}".encode()).hexdigest()
 
 
 def socket_path(folder: str, make: bool = False) -> Path | None:
