@@ -110,6 +110,14 @@ def test_a_download_in_a_notebook_cell_is_named_by_its_cell_and_line(runs):
     assert "get_file` at downloads_in_cell.ipynb:cell 3:5 " in error and "no network access" in error
 
 
+def test_a_module_a_notebook_writes_with_writefile_is_imported_and_left_out_of_the_tree(runs):
+    """Jupyter writes it into the working directory and imports it from there; the tree stays as it was."""
+    _, report, before, after = runs
+    assert not [e for e in report["errors"] if e["path"] == "writes_a_module.ipynb"]
+    assert [(e["name"], e["verdict"]) for e in _entries(report, "writes_a_module.ipynb")] == [("scale", "compatible")]
+    assert after == before
+
+
 def test_next_on_an_epochs_iterator_gets_its_element_as_in_the_real_run(runs):
     """A ``next(it)`` in a range loop is no ``for`` loop over the dataset to end: nothing may raise there."""
     truth, report, _, _ = runs

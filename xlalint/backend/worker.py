@@ -72,6 +72,8 @@ def _user_module(path: str, source: str):
     assert spec is not None and spec.loader is not None  # a file path always has a loader
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, directory)
+    if loader is not None:  # a notebook: Jupyter's kernel also imports from its working directory, as it is then
+        sys.path.insert(1, "")
     sys.modules[name] = module
     return module, spec.loader
 

@@ -78,6 +78,8 @@ class NotebookModule:
             if cell.lines and body(cell.lines[0]).lstrip().startswith("%%") and set(cell.code) == {MAGIC}:
                 out.append({"cell": cell.number, "line": 1, "text": body(cell.lines[0]).strip() + " (the whole cell)"})
                 continue
+            if cell.lines and body(cell.lines[0]).lstrip().startswith("%%") and set(cell.code[1:]) <= {MAGIC}:
+                continue  # a cell magic that runs, as its first line (%%writefile)
             for index, code in enumerate(cell.code):
                 written = body(cell.lines[index]).strip()
                 continues = index > 0 and body(cell.lines[index - 1]).endswith("\\") and cell.code[index - 1].strip() == MAGIC
@@ -105,21 +107,40 @@ def body(line: str) -> str:
 
 def _as_python(lines: list[str]) -> list[str]:
     """The cell's lines with IPython syntax replaced by ``pass  # magic`` at the same indentation."""
-    bodies = _dedented([body(line) for line in lines])
+    lines = _dedented(lines)
+    bodies = [body(line) for line in lines]
     if bodies and bodies[0].lstrip().startswith("%%"):
         words = bodies[0].lstrip()[2:].split()
+        text = "".join(lines[1:]) + ("\n" if len(lines) > 1 and lines[-1] == bodies[-1] else "")  # IPython ends it
+        written = _writefile_python(words, text) if words[:1] == ["writefile"] else None
+        if written:
+            return [written] + [MAGIC] * (len(bodies) - 1)
         if not words or words[0] not in PYTHON_CELL_MAGICS:
             return [MAGIC] * len(bodies)
         return [MAGIC] + _without_line_magics(bodies[1:])
     return _without_line_magics(bodies)
 
 
-def _dedented(bodies: list[str]) -> list[str]:
+def _dedented(lines: list[str]) -> list[str]:
     """The lines less the indentation of the first line with text, where they start with it: IPython takes
     it off a cell before reading it (a cell pasted with its indentation runs)."""
-    first = next((line for line in bodies if line.strip()), "")
+    first = next((line for line in lines if line.strip()), "")
     space = first[:len(first) - len(first.lstrip(" \t"))]
-    return [line[len(space):] if line.startswith(space) else line for line in bodies] if space else bodies
+    return [line[len(space):] if line.startswith(space) else line for line in lines] if space else lines
+
+
+def _writefile_python(words: list[str], text: str) -> str | None:
+    """``%%writefile [-a] FILE`` (``words``, the magic's name first) as one line of Python that writes the
+    cell's ``text`` after that line to FILE (``-a``: appends it), as IPython does; None for another form."""
+    try:
+        arguments = shlex.split(" ".join(words[1:]))
+    except ValueError:  # an unclosed quote
+        return None
+    mode = "a" if arguments[:1] in (["-a"], ["--append"]) else "w"
+    if len(arguments) != 1 + (mode == "a") or arguments[-1].startswith("-"):
+        return None
+    path = f"__import__('os').path.expanduser({arguments[-1]!r})"
+    return f"__import__('pathlib').Path({path}).open({mode!r}, encoding='utf-8').write({text!r})  # magic"
 
 
 def _without_line_magics(bodies: list[str]) -> list[str]:

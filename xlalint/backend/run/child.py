@@ -38,6 +38,7 @@ def _run_script(request: dict) -> None:
         sys.argv = [request["script"], *request["argv"]]
         sys.path.insert(0, os.path.dirname(request["script"]))
         if is_notebook(request["script"]):
+            sys.path.insert(1, "")  # Jupyter's kernel also imports from its working directory, as it is then
             _run_notebook(request["script"])
         else:
             runpy.run_path(request["script"], run_name="__main__")
