@@ -10,8 +10,8 @@ from xlalint.backend.op_stack import created_at, innermost_in
 
 def _message(*frames: tuple[str, int], heading: str = "The op is created at:", contents: bool = False) -> str:
     """A compile error naming ``frames`` (file as TensorFlow writes it, line), outermost first."""
-    shown = "\n".join(f'File "{file}", line {line}, in step' + ("\n  return tf.strings.as_string(x)" if contents else "")
-                      for file, line in frames)
+    code = "\n  return tf.strings.as_string(x)" if contents else ""
+    shown = "\n".join(f'File "{file}", line {line}, in step{code}' for file, line in frames)
     return ("Detected unsupported operations when trying to compile graph __inference_step_12[] on XLA_CPU_JIT: "
             f"AsString (No registered 'AsString' OpKernel){{{{node AsString}}}}\n{heading} \n{shown}\n"
             "\ttf2xla conversion failed while converting __inference_step_12[]. Run with TF_DUMP_GRAPH_PREFIX=... "

@@ -149,7 +149,7 @@ class Capture:
         self.records: list[CapturedRecord] = []
         self._by_key: dict[Any, CapturedRecord] = {}  # code object (or Keras label) -> record
         self._concrete: dict = {}  # (key, signature) -> concrete function
-        self._compiles: dict = {}  # (key, signature) -> whether a call of its trace compiles with XLA
+        self._compiles: dict = {}  # (key, signature) -> whether its trace has jit_compile=True (auto-clustering aside)
         self.calls = 0  # answered calls of captured functions
         self.since_new = 0  # of those, since the last new trace
         self.new_traces = 0  # traces that hold the run (a function's first HELD_TRACES)
@@ -270,8 +270,9 @@ class Capture:
         self.last_site = list(site[0]) if site else None
         if self.first_step and run:
             if (key, signature) not in self._compiles:
-                self._compiles[(key, signature)] = self._auto_jit() is not None or _xla_in(concrete)
-            outputs = self._first_step(run, eager=self._compiles[(key, signature)])
+                self._compiles[(key, signature)] = _xla_in(concrete)
+            # auto-clustering is asked at each call: the program may turn it on between two calls
+            outputs = self._first_step(run, eager=self._compiles[(key, signature)] or self._auto_jit() is not None)
         else:
             outputs, self.zeros_from = fake_outputs(concrete.structured_outputs), record["name"]
         if self.since_new > self.patience * len(self.records):

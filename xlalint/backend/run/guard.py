@@ -160,7 +160,8 @@ class Guard:
 
     def _network(self, what: str) -> None:
         site = user_site(2)
-        where = f" at {place(os.path.basename(site[0][0]), site[0][1], place_of(site[0][0], site[0][1]))}" if site else ""
+        file, line = (site[0][0], site[0][1]) if site else ("", 0)
+        where = f" at {place(os.path.basename(file), line, place_of(file, line))}" if site else ""
         call = f"`{site[1]}`" if site and site[1] else "a call"
         raise NetworkStop(f"the script reaches for the network: {call}{where} {what}; xlalint allows the code "
                           "it runs no network access (download the data once, then point the script at the local "
