@@ -33,6 +33,7 @@ from _harness import measure
 PROGRESS = re.compile(r"^\[\d+/\d+\] (?P<path>.+) (?P<seconds>[\d.]+) s$", re.MULTILINE)
 RAISED = re.compile(r"importing the module raised (?P<kind>[\w.]+)")
 MISSING = re.compile(r"No module named '(?P<name>[\w.]+)'")
+ADDRESS = re.compile(r"0x[0-9a-f]+")
 # (category, what its message says), the first that matches names the outcome
 KINDS = [("network", "reaches for the network"), ("timeout", "timed out after"),
          ("memory limit", "exceeded the memory limit"), ("syntax error", "syntax error"),
@@ -152,10 +153,14 @@ def main() -> None:
         first, *rest = runs
         print("speedup: " + ", ".join(f"--jobs {j} {runs[first]['wall_s'] / runs[j]['wall_s']:.2f}x wall against "
                                       f"--jobs {first}" for j in rest))
-    last = runs[max(runs)]
-    if last["report"] is not None:
-        notebooks = classify(args.path, last["report"], {p for _, p in last["seconds"]})
+    outcomes = {jobs: classify(args.path, run["report"], {p for _, p in run["seconds"]})
+                for jobs, run in runs.items() if run["report"] is not None}
+    if outcomes:
+        notebooks = outcomes[max(outcomes)]
         print_outcomes(notebooks)
+        differ = [name for name in notebooks  # an object's address in a message aside
+                  if len({ADDRESS.sub("0x", repr(found[name])) for found in outcomes.values()}) > 1]
+        print(f"  each notebook's outcome the same in every run: {'yes' if not differ else 'NO: ' + ', '.join(differ)}")
         if args.list:
             for name, notebook in notebooks.items():
                 print(f"  {name}: {notebook['category']} {notebook['verdicts'] or ''} {notebook['error'] or ''}")
