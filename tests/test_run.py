@@ -29,6 +29,7 @@ RUNS = {
     "clean_loop": (["--epochs", "1"], []),
     "fit_numpy_loss": (["1"], []),
     "endless_checkpoints": (["2"], []),  # without an argument it never ends
+    "endless_next": (["2"], []),  # likewise, a loop of next() calls
     "downloads": ([], []),
     "writes_everywhere": ([], []),
     "prepares_forever": (None, []),  # no real run: it never reaches its step

@@ -412,7 +412,7 @@ class Capture:
         if stepped and self.calls > calls and self.new_traces == traces:
             raise StopIteration
         value = original(iterator)
-        self._probing = self.calls > calls
+        self._probing = stepped and self.calls > calls  # a next() call's loop is left by patience alone
         self._dataset_at[iterator] = (self.calls, self.new_traces)
         self.batches.gave(iterator, value)
         return value
