@@ -251,8 +251,8 @@ class Capture:
 
     def call(self, function, args, kwargs, key, where: dict, run=None, counted: bool = True):
         """Trace ``function`` on these arguments unless that trace is known, then answer with fake outputs
-        (with ``first_step``: with what ``run()`` returns, run eagerly). ``counted``: each new object of
-        ``function``'s definition is a new tf.function (not so for a method's copy per instance)."""
+        (with ``first_step``: with what ``run()`` returns, without XLA: ``_first_step``). ``counted``: each new
+        object of ``function``'s definition is a new tf.function (not so for a method's copy per instance)."""
         site = user_site(1)
         arguments = _arguments(function, args, kwargs)
         signature = repr(arguments)
