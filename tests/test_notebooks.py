@@ -379,6 +379,25 @@ def test_full_mode_names_the_cell_of_a_syntax_error_and_of_an_import_failure(tra
         "importing the module raised FileNotFoundError: missing/train.tfrecord (cell 3, line 2)"]
 
 
+@pytest.mark.tf
+def test_a_notebook_runs_in_its_own_folder_as_in_jupyter_from_a_parent_folder_too(tmp_path):
+    """Jupyter's kernel works in the notebook's folder: a file read beside it by a relative path is found by the
+    check command and by `xlalint run` started from the project's root, and what it writes stays out of the tree."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / "scale.txt").write_text("3\n")
+    (folder / "beside.ipynb").write_text(_notebook([
+        "import tensorflow as tf\nscale = float(open('scale.txt').read())\nopen('seen.txt', 'w').write('yes')",
+        "@tf.function(jit_compile=True)\ndef scaled(x):\n    return x * scale\n\n\nprint(scaled(tf.constant([1.0])))"]))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    for command in (["--no-cache"], ["run"]):
+        done = run_xlalint(*command, "--format", "json", "--device", "cpu", "notebooks/beside.ipynb", cwd=tmp_path)
+        report = json.loads(done.stdout)
+        assert not report["errors"], (command, report["errors"])
+        assert [(e["name"], e["verdict"]) for e in report["entries"]] == [("scaled", "compatible")], command
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
 # --- xlalint run: the cells executed in order, as a kernel would ----------------------------------------
 
 @pytest.mark.tf

@@ -83,7 +83,7 @@ def _harness(request: Request, recorder, scratches: list[str]):
     works in a scratch mirror of the user's folder (added to ``scratches``), names files as from that
     folder, and writes nothing into the user's tree or the file's own folder."""
     from xlalint.backend.run.harness import Harness
-    from xlalint.process.scratch import make_scratch
+    from xlalint.process.scratch import make_scratch, mirrored_folder
 
     here = os.path.realpath(os.getcwd())
     scratch = make_scratch(here, lazy=True)
@@ -92,7 +92,8 @@ def _harness(request: Request, recorder, scratches: list[str]):
                       [os.path.dirname(request["result"])], request.get("patience", DEFAULT_PATIENCE),
                       request.get("first_step", False))
     show_paths_from(here)
-    os.chdir(scratch)
+    folder = os.path.dirname(os.path.realpath(request["path"]))  # Jupyter runs a notebook in its own folder
+    os.chdir((is_notebook(request["path"]) and mirrored_folder(scratch, here, folder)) or scratch)
     sys.dont_write_bytecode = True  # no __pycache__ in the user's folders
     harness.install()
     return harness

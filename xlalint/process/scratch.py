@@ -72,5 +72,15 @@ def materialize(scratch: str, path: str) -> None:
             _link_entries(target, folder)
 
 
+def mirrored_folder(scratch: str, source: str, folder: str) -> str | None:
+    """The folder of ``scratch`` (the mirror of ``source``) that mirrors ``folder``, made real where a lazy
+    mirror has a link; None where ``folder`` is not inside ``source``."""
+    if os.path.commonpath([folder, source]) != source:
+        return None
+    mirrored = os.path.normpath(os.path.join(scratch, os.path.relpath(folder, source)))
+    materialize(scratch, os.path.join(mirrored, "-"))
+    return mirrored if os.path.isdir(mirrored) else None
+
+
 def remove_scratch(scratch: str) -> None:
     shutil.rmtree(scratch, ignore_errors=True)

@@ -21,6 +21,7 @@ from xlalint.backend.frames import is_user_file
 from xlalint.inputs.files import read_source
 from xlalint.inputs.notebooks import is_notebook, remember_source
 from xlalint.process.result_file import write_whole
+from xlalint.process.scratch import mirrored_folder
 
 
 def _user_line(error: BaseException) -> list | None:
@@ -39,6 +40,8 @@ def _run_script(request: dict) -> None:
         sys.path.insert(0, os.path.dirname(request["script"]))
         if is_notebook(request["script"]):
             sys.path.insert(1, "")  # Jupyter's kernel also imports from its working directory, as it is then
+            folder = os.path.dirname(os.path.realpath(request["script"]))  # and runs the notebook in its folder
+            os.chdir(mirrored_folder(os.getcwd(), os.path.realpath(request["cwd"]), folder) or os.getcwd())
             _run_notebook(request["script"])
         else:
             runpy.run_path(request["script"], run_name="__main__")
