@@ -115,3 +115,19 @@ def test_a_warm_server_takes_a_run_while_its_import_saves_more_than_the_other_jo
     assert worth_sharing(20, 2) and not worth_sharing(21, 2)
     assert worth_sharing(11, 8) and not worth_sharing(12, 8)
     assert worth_sharing(0, 8)
+
+
+def test_the_check_command_asks_for_a_server_only_once_it_has_files_to_trace(offered, tmp_path, monkeypatch):
+    """A run whose files the cache answers, or whose tracer is never called, connects to no server (the lookup is
+    the real one, counted)."""
+    from xlalint.cli.main import _tracer
+    from xlalint.settings.table import Options
+    from xlalint.tracing import shared
+
+    monkeypatch.delenv(OFF, raising=False)
+    asked: list[list[str]] = []
+    monkeypatch.setattr(shared, "find_shared", lambda paths: asked.append(paths) or find_shared(paths))
+    paths = [str(tmp_path / "model.py")]
+    assert found(tmp_path / "model.py")  # a server is there to be found
+    _tracer(paths, Options(jobs=2))
+    assert asked == []

@@ -212,23 +212,24 @@ def _check(paths: list[str], options: Options, static: bool) -> Report:
 def _tracer(paths: list[str], options: Options):
     """How the files are traced: on a running ``xlalint server``'s warm server for these paths where one answers
     (``xlalint.tracing.shared``; not with --verify, whose devices a server chose when it started, nor for more files
-    than ``worth_sharing`` gives it at this ``--jobs``), else by servers of this run's own."""
-    from xlalint.tracing.shared import SharedRun, find_shared, worth_sharing
+    than ``worth_sharing`` gives it at this ``--jobs``), else by servers of this run's own. The server is asked only
+    once the files to trace are known: none is connected to when the cache answers every file."""
     from xlalint.tracing.workers import start_worker
 
-    connection = None if options.verify else find_shared(paths)
-    if connection is None:
+    if options.verify:
         return start_worker
 
-    def shared(requests, timeout, progress=None, jobs=1, max_memory_mb=0):
-        if not worth_sharing(len(requests), jobs):  # known once the cache has answered what it can
-            connection.close()
+    def tracer(requests, timeout, progress=None, jobs=1, max_memory_mb=0):
+        from xlalint.tracing.shared import SharedRun, find_shared, worth_sharing
+
+        connection = find_shared(paths) if worth_sharing(len(requests), jobs) else None
+        if connection is None:
             return start_worker(requests, timeout, progress, jobs, max_memory_mb)
         if options.progress:
             print("xlalint: tracing on the running xlalint server (XLALINT_NO_SERVER=1: not)", file=sys.stderr)
         return SharedRun(connection, requests, timeout, progress, max_memory_mb)
 
-    return shared
+    return tracer
 
 
 def _ops_main(argv: list[str]) -> int:
