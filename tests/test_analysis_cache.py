@@ -12,6 +12,7 @@ import pytest
 
 from xlalint.ci.shards import parse_shard
 from xlalint.core.results import Entry, FileError, Finding
+from xlalint.engine import analysis_cache
 from xlalint.engine.analysis import analyze
 from xlalint.engine.analysis_cache import AnalysisCache, Answer
 from xlalint.engine.plan import plan_run
@@ -177,6 +178,12 @@ def test_an_answer_is_stored_for_its_key_only_and_read_back_whole(tmp_path):
     assert AnalysisCache(results, Options(device="gpu"), set()).get(request) is None
     assert AnalysisCache(results, Options(device="cpu"), {str(module)}).get(request) is None
     assert AnalysisCache(results, Options(device="cpu", save_graphs=str(tmp_path)), set()).get(request) is None
+    installed = analysis_cache.installed_version
+    for library in ("libcst", "networkx", "numpy"):  # another version of a library the analysis runs
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(analysis_cache, "installed_version",
+                          lambda name: "0.0" if name == library else installed(name))
+            assert AnalysisCache(results, Options(device="cpu"), set()).get(request) is None, library
     other = AnalysisCache(results, Options(device="cpu"), set())
     moved = {**request, "targets": [{"name": "step", "specs": None}]}
     other.get(moved)

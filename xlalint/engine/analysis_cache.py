@@ -12,8 +12,9 @@ under a key made of:
 - the folder paths are shown from (the working directory) and whether the file was named;
 - what its XLA mode is read from besides the file (``autocluster.program``): the auto-clustering sites beside and
   above it, and ``TF_XLA_FLAGS``;
-- libcst's version, the date of a support table generated on this machine, and xlalint's own files (each one's
-  path, size and modification time: an edit to a rule is a miss while the version stays the same).
+- the versions of the libraries the analysis runs (``LIBRARIES``), the date of a support table generated on this
+  machine, and xlalint's own files (each one's path, size and modification time: an edit to a rule is a miss while
+  the version stays the same).
 
 Selection, suppressions and the report are made again on every run. Not stored: ``--save-graphs`` runs (the
 analysis writes the graphs), what the trace cache does not store (``--verify``, SavedModels, a failed trace), a
@@ -44,6 +45,10 @@ from xlalint.tracing.cache import ResultCache
 # settings the analysis of a file never reads: how the run goes and what is done with its report
 OUTPUT_ONLY = frozenset({"progress", "jobs", "cache_dir", "cache_max_mb", "shard", "baseline", "min_coverage",
                          "strict"})
+
+# what the analysis runs besides xlalint's own code: the source pass (libcst), the op graph (networkx), constants
+# evaluated in a graph (numpy)
+LIBRARIES = ("libcst", "networkx", "numpy")
 
 # A finding as a rule produced it (``engine.selection.Produced``, which imports the rules): the finding, the
 # indexes of the entries it counts for among the file's own, the (file, line) of its traced entry.
@@ -95,7 +100,8 @@ class AnalysisCache:
         self.writes_files = bool(options.save_graphs)
         settings = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name not in OUTPUT_ONLY}
         tensorflow = installed_tensorflow()
-        self.salt = json.dumps([settings, code_digest(), installed_version("libcst"), os.environ.get("TF_XLA_FLAGS"),
+        libraries = [installed_version(name) for name in LIBRARIES]
+        self.salt = json.dumps([settings, code_digest(), libraries, os.environ.get("TF_XLA_FLAGS"),
                                 _modified(generated_table(tensorflow))], sort_keys=True, default=_plain)
         self.tensorflow = tensorflow
         self._asked: dict[str, tuple[str, float]] = {}  # path -> (its key, when it was looked up)
