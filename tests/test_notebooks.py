@@ -91,6 +91,8 @@ PROGRAM_MAGICS = [  # cells whose magics change the program: IPython's meaning i
     "%timeit -n1 -r1 calls.append(counted)",
     "%load_ext extension_here\nif True:\n    %cd ..\nplace = __import__('os').path.basename(__import__('os').getcwd())",
     "%run sub/alone.py\nafter = list(__import__('sys').argv)",
+    "cd sub", "ls -a", "bare_place = __import__('os').path.basename(__import__('os').getcwd())", "\ncd ..",
+    "history = [bare_place]",
     "%%writefile written.py\nWRITTEN = 'first'\n", "%%writefile -a written.py\nMORE = 2",
     "written_text = open('written.py').read()",
 ]
@@ -98,7 +100,8 @@ PROGRAM_FILES = {"sub/helper.py": "import sys\nseen_argv = sys.argv[1:]\n_privat
                  "sub/counter.py": "counted = len(seen_argv)\ncalls = []\n",
                  "sub/extension_here.py": "import os\nos.environ['LOADED'] = 'yes'\n",
                  "sub/alone.py": "import sys\nalone_argv = list(sys.argv)\n"}
-SEEN = ("seen_argv", "name", "counted", "doubled", "tripled", "place", "calls", "alone_argv", "after", "written_text")
+SEEN = ("seen_argv", "name", "counted", "doubled", "tripled", "place", "calls", "alone_argv", "after", "written_text",
+        "bare_place", "history")
 
 
 def _program_folder(tmp_path, name: str):
@@ -110,9 +113,9 @@ def _program_folder(tmp_path, name: str):
 
 
 def test_program_magics_do_what_ipython_does(tmp_path, monkeypatch):
-    """%env, %set_env, %cd, %run (with arguments, and -i), %load_ext, %time, %timeit and %%writefile, run from the
-    module xlalint makes of the notebook, leave the same names, variables, files and working directory as IPython's
-    shell."""
+    """%env, %set_env, %cd, %run (with arguments, and -i), %load_ext, %time, %timeit, %%writefile and magics
+    without their % in a one-line cell (automagic: `cd sub`, `ls -a`), run from the module xlalint makes of the
+    notebook, leave the same names, variables, files and working directory as IPython's shell."""
     from IPython.core.interactiveshell import InteractiveShell
 
     results = []
@@ -140,6 +143,7 @@ def test_program_magics_do_what_ipython_does(tmp_path, monkeypatch):
     assert results[1][0]["seen_argv"] == ["one", "two"] and results[1][0]["tripled"] is None  # timeit's own names
     assert results[1][0]["calls"] and results[1][0]["place"] == "project"  # the statement ran
     assert results[1][0]["alone_argv"] == ["sub/alone.py"] and results[1][0]["after"] == ["notebook", "--its-own"]
+    assert results[1][0]["bare_place"] == "sub" and results[1][0]["history"] == ["sub"]
     assert results[1][0]["written_text"] == "WRITTEN = 'first'\nMORE = 2\n"  # IPython ends the cell's text
 
 

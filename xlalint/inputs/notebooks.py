@@ -36,6 +36,16 @@ _SET_ENV = re.compile(r"^(?P<name>[A-Za-z_]\w*)(\s*=\s*|\s+)(?P<value>\S.*)$")  
 _MAGIC_CALL = re.compile(r"^\s*%(?P<magic>\w+)(\s+(?P<args>.*))?$")  # a line magic (not an assignment from one)
 _TIMEIT_VALUED = frozenset({"-n", "-r", "-p"})  # %timeit options that take a value
 _HELP = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
+# IPython's line magics and shell aliases (IPython 8), which its automagic runs without their `%`
+AUTOMAGICS = frozenset(
+    "alias alias_magic autoawait autocall automagic bookmark cat cd colors conda config cp debug dhist dirs "
+    "doctest_mode ed edit env gui hist history killbgscripts ldir lf lk ll load load_ext loadpy logoff logon "
+    "logstart logstate logstop ls lsmagic lx macro magic matplotlib mkdir mv notebook page pastebin pdb pdef pdoc "
+    "pfile pinfo pinfo2 pip popd pprint precision prun psearch psource pushd pwd pycat pylab quickref recall "
+    "rehashx reload_ext rep rerun reset reset_selective rm rmdir run save sc set_env sx system tb time timeit "
+    "unalias unload_ext who who_ls whos xdel xmode".split())
+_AUTOMAGIC = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s+(?P<rest>[^\s=,].*)$")  # a name, then arguments
+_OPERATION = re.compile(r"^([-+*/%&|^<>@]=?|\*\*|//|==|!=|in|is|and|or|if|not)\s")  # `time - start`: Python
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|\Z)")  # Python's line breaks
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -118,6 +128,10 @@ def _as_python(lines: list[str]) -> list[str]:
         if not words or words[0] not in PYTHON_CELL_MAGICS:
             return [MAGIC] * len(bodies)
         return [MAGIC] + _without_line_magics(bodies[1:])
+    first = next((i for i, line in enumerate(bodies) if line.strip()), len(bodies))
+    automagic = _automagic(bodies[first]) if len(bodies) == first + 1 else None  # IPython's: one-line cells only
+    if automagic:
+        return bodies[:first] + [magic_python(automagic) or MAGIC]
     return _without_line_magics(bodies)
 
 
@@ -155,6 +169,23 @@ def _without_line_magics(bodies: list[str]) -> list[str]:
         continued = magic and body.endswith("\\")
         out.append(indent + (python or MAGIC) if magic else body)
     return out
+
+
+def _automagic(line: str) -> str | None:
+    """The line with its ``%`` where IPython's automagic runs it as a magic (the line of a one-line cell): a line
+    magic's or shell alias's name followed by arguments (``ls -a``, ``pip install x``, ``cd ..``), neither an
+    assignment nor, where the line is Python, an operation on a variable of that name (``time - start``); else
+    None. (IPython also keeps a name the notebook defined for Python; xlalint reads no namespace.)"""
+    found = _AUTOMAGIC.match(line)
+    if found is None or found["name"] not in AUTOMAGICS:
+        return None
+    if _OPERATION.match(found["rest"]):
+        try:
+            ast.parse(line.strip())
+            return None
+        except SyntaxError:
+            pass
+    return f"{line[:found.start('name')]}%{line[found.start('name'):]}"
 
 
 def _statement_open(lines: list[str]) -> bool:
