@@ -165,7 +165,7 @@ def _answer(path: str) -> Answer:
                   [(finding, (0,), (path, 3)), (finding, (), None)], checked=True)
 
 
-def test_an_answer_is_stored_for_its_key_only_and_read_back_whole(tmp_path):
+def test_an_answer_is_stored_for_its_key_only_and_read_back_whole(tmp_path, monkeypatch):
     module = tmp_path / "m.py"
     module.write_text("import tensorflow as tf\n")
     request = {"path": str(module), "targets": [], "discover": True, "verify": None}
@@ -174,6 +174,10 @@ def test_an_answer_is_stored_for_its_key_only_and_read_back_whole(tmp_path):
     assert cache.get(request) is None
     cache.put(request, [], _answer(str(module)), cache.tensorflow)
     assert cache.get(request) == _answer(str(module))
+    (tmp_path / "elsewhere").mkdir()
+    with monkeypatch.context() as patch:
+        patch.chdir(tmp_path / "elsewhere")  # its paths would be shown from another folder
+        assert cache.get(request) is None
     assert AnalysisCache(results, Options(device="cpu", jobs=7, strict=True), set()).get(request) is not None
     assert AnalysisCache(results, Options(device="gpu"), set()).get(request) is None
     assert AnalysisCache(results, Options(device="cpu"), {str(module)}).get(request) is None
