@@ -15,7 +15,8 @@ def test_real_file_matches_realpath_through_links_and_dots(tmp_path, monkeypatch
     (tmp_path / "real" / "alias.py").symlink_to(target)  # a linked file
     monkeypatch.chdir(tmp_path)
     for name in (f"{tmp_path}/linked/pkg/model.py", f"{tmp_path}/linked/alias.py", f"{tmp_path}/linked/pkg/../alias.py",
-                 "linked/pkg/model.py", f"{tmp_path}/linked/pkg/missing.py"):
+                 "linked/pkg/model.py", f"{tmp_path}/linked/pkg/missing.py", f"{tmp_path}/linked/pkg/..",
+                 f"{tmp_path}/linked/.", f"{tmp_path}/linked/"):
         assert real_file(name) == os.path.realpath(name), name
     assert real_file(f"{tmp_path}/linked/alias.py") == str(target.resolve())
 

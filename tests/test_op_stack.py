@@ -40,3 +40,11 @@ def test_the_innermost_file_of_a_folder_is_read_whatever_folders_the_message_lea
                         folder) == ("helper.py", 7)  # a tensor list's stack, each frame with its line's code
     assert innermost_in(_message(("<frozen runpy>", 88)), "/data") is None
     assert innermost_in("no stack here", folder) is None
+
+
+def test_the_stack_ends_where_its_frames_do_when_the_compiler_writes_nothing_after_it():
+    """A traceback printed later in the message (no "tf2xla conversion failed" between) is not the op's stack."""
+    stack = _message(("runs/p.py", 12), contents=True).split("\ttf2xla")[0]
+    later = '\nTraceback (most recent call last):\n  File "runs/p.py", line 99, in later\n    later()\n'
+    assert created_at(stack + later, "/data/runs/p.py") == 12
+    assert created_at(stack, "/data/runs/p.py") == 12

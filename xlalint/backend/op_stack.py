@@ -20,9 +20,20 @@ _END = "tf2xla conversion failed"  # what the compiler writes after the stack
 
 
 def _frames(message: str) -> list[tuple[str, int]]:
-    """``(file as written, line)`` of each frame of the first op stack in ``message``; [] where it has none."""
+    """``(file as written, line)`` of each frame of the first op stack in ``message``; [] where it has none. The
+    stack ends at the compiler's own words after it, or at the first line that is neither a frame nor the code
+    under one (a traceback printed later in the message is not the op's)."""
     stack = next((message.split(heading, 1)[1] for heading in HEADINGS if heading in message), "")
-    return [(m["file"], int(m["line"])) for m in _FRAME.finditer(stack.split(_END, 1)[0])]
+    frames: list[tuple[str, int]] = []
+    under_frame = False
+    for line in stack.split(_END, 1)[0].strip().splitlines():
+        found = _FRAME.search(line)
+        if found:
+            frames.append((found["file"], int(found["line"])))
+        elif not (under_frame and line[:1].isspace() and line.strip()):  # a frame's code is indented
+            break
+        under_frame = bool(found)
+    return frames
 
 
 def _written_for(written: str, path: str) -> bool:
