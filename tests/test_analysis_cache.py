@@ -4,6 +4,7 @@ to what the analysis reads is a fresh answer, and a damaged entry a miss."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -96,6 +97,21 @@ def test_a_stored_analysis_gives_the_cold_runs_report_byte_for_byte(cold, tmp_pa
         entry.unlink()
     assert _check(project, cache) == (first, 0)  # from the stored traces alone, which stores the analyses again
     assert _check(project, cache) == (first, 2)
+
+
+@pytest.mark.tf
+def test_a_stored_analysis_keeps_its_trace_recently_used(cold, tmp_path):
+    """The size cap drops the least recently used entries: a trace answered through its analysis stays, so that a
+    changed setting later needs only the analysis again."""
+    project, cache, _ = cold
+    cache = _copy(cache, tmp_path)
+    analyses = set(_analyses(cache))
+    traces = [p for p in cache.glob("*.json") if p not in analyses]
+    assert len(traces) == 2
+    for entry in cache.glob("*.json"):
+        os.utime(entry, (1_000_000, 1_000_000))
+    assert _check(project, cache)[1] == 2
+    assert all(entry.stat().st_mtime > 1_000_000 for entry in [*traces, *analyses])
 
 
 @pytest.mark.tf

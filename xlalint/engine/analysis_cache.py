@@ -106,7 +106,8 @@ class AnalysisCache:
         self.tensorflow = tensorflow
         self._asked: dict[str, tuple[str, float]] = {}  # path -> (its key, when it was looked up)
 
-    def _key(self, request: Request) -> str | None:
+    def _keys(self, request: Request) -> tuple[str, str] | None:
+        """The key of ``request``'s analysis, and of its trace."""
         trace = self.results.key(request) if self.results.cacheable(request) and not self.writes_files else None
         if trace is None:
             return None
@@ -114,20 +115,24 @@ class AnalysisCache:
         applies, others = program_sites(path)
         text = json.dumps([trace, self.salt, shown_from(), path in self.explicit,
                            [[repr(site), str(site)] for site in applies + others]])
-        return hashlib.sha256(text.encode()).hexdigest()
+        return hashlib.sha256(text.encode()).hexdigest(), trace
 
     def get(self, request: Request) -> Answer | None:
         """The stored analysis of ``request``'s file, when one is stored under its key and intact."""
         since = time.time()
-        key = self._key(request)
-        if key is None:
+        keys = self._keys(request)
+        if keys is None:
             return None
+        key, trace = keys
         self._asked[request["path"]] = key, since
         stored = self.results.read(key, lambda result: isinstance(result, dict))
         try:
-            return None if stored is None else Answer.from_json(stored)
+            answer = None if stored is None else Answer.from_json(stored)
         except (TypeError, KeyError, ValueError, AttributeError):
             return None
+        if answer is not None:
+            self.results.touch(trace)  # kept as long as its analysis: a changed setting needs only the analysis again
+        return answer
 
     def put(self, request: Request, deps: list[str], answer: Answer, tensorflow: str | None) -> None:
         """Store the analysis of ``request``'s file (made with the support table of ``tensorflow``) under the key it
@@ -136,6 +141,6 @@ class AnalysisCache:
         if asked is None or tensorflow != self.tensorflow or any(i < 0 for _, ids, _ in answer.produced for i in ids):
             return
         key, since = asked
-        if self._key(request) != key:  # the file or its auto-clustering sites changed while it was analysed
+        if (self._keys(request) or (None,))[0] != key:  # the file or its sites changed while it was analysed
             return
         self.results.write(key, request["path"], deps, json.dumps(answer.to_json()), since)

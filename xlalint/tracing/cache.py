@@ -166,11 +166,13 @@ class ResultCache:
             return None
         if any(file_digest(dep) != digest for dep, digest in stored["deps"].items()):
             return None
-        try:
-            os.utime(path)  # most recently used
-        except OSError:
-            pass
+        self.touch(key)
         return stored["result"]
+
+    def touch(self, key: str) -> None:
+        """Make the entry under ``key``, where there is one, the most recently used (the last the size cap drops)."""
+        with contextlib.suppress(OSError):
+            os.utime(self.directory / f"{key}.json")
 
     def write(self, key: str, path: str, deps: list[str], text: str, since: float) -> None:
         """Store ``text`` (a result's JSON) under ``key`` with the digests of ``deps``, unless the checked file
